@@ -1,0 +1,63 @@
+import type { Check, HistoryEntry } from '../../proto/schemas/event.ts';
+
+// How a new check result folds into the previous one: the history window, occurrences and their
+// watermark, the state-change score and the resulting state. Formulas follow the reference
+// (Nagios-style weighted state change over 21 results).
+
+export const HISTORY_LENGTH = 21;
+
+/** Weighted share of status changes across a full history window, in percent (0 until full). */
+export function totalStateChange(history: readonly HistoryEntry[]): number {
+  if (history.length < HISTORY_LENGTH) return 0;
+  // The reference computes in 32-bit floats and truncates; fround keeps our results identical.
+  let changes = Math.fround(0);
+  let weight = Math.fround(0.8);
+  for (let i = 1; i < history.length; i++) {
+    if (history[i]!.status !== history[i - 1]!.status) changes = Math.fround(changes + weight);
+    weight = Math.fround(weight + Math.fround(0.02));
+  }
+  return Math.trunc(Math.fround(Math.fround(changes / 20) * 100));
+}
+
+/**
+ * Whether the check is flapping: it starts flapping at `high` and keeps flapping until the score
+ * drops to `low` or below (hysteresis). Both thresholds must be set.
+ */
+export function isFlapping(score: number, wasFlapping: boolean, low?: number, high?: number): boolean {
+  if (!low || !high) return false;
+  return wasFlapping ? score > low : score >= high;
+}
+
+/** Returns `current` with history, occurrences, watermark, score, state and last_ok filled in. */
+export function mergeCheck(previous: Check | undefined, current: Check): Check {
+  const status = current.status ?? 0;
+  const executed = current.executed ?? Math.floor(Date.now() / 1000);
+  const history = [...(previous?.history ?? []), { status, executed }].slice(-HISTORY_LENGTH);
+  const prevStatus = history.length > 1 ? history[history.length - 2]!.status : undefined;
+
+  let occurrences = prevStatus !== undefined && prevStatus === status ? (previous?.occurrences ?? 0) + 1 : 1;
+  if (occurrences < 1) occurrences = 1;
+  let watermark = previous?.occurrences_watermark ?? 0;
+  if (prevStatus === 0 && status !== 0) watermark = 1;
+  else if (occurrences > watermark) watermark = occurrences;
+
+  const score = totalStateChange(history);
+  const flapping = isFlapping(score, previous?.state === 'flapping', current.low_flap_threshold, current.high_flap_threshold);
+  let lastOk = previous?.last_ok ?? 0;
+  let state: string;
+  if (flapping) state = 'flapping';
+  else if (status === 0) { state = 'passing'; lastOk = executed; }
+  else state = 'failing';
+
+  return {
+    ...current,
+    status,
+    executed,
+    history,
+    occurrences,
+    occurrences_watermark: watermark,
+    total_state_change: score,
+    state,
+    last_ok: lastOk,
+  };
+}

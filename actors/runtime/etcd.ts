@@ -1,0 +1,172 @@
+import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
+
+// The one module that talks to etcd. Everything else sees plain records with numeric revisions.
+
+export interface EtcdRecord {
+  key: string;
+  value: string;
+  createRevision: number;
+  modRevision: number;
+  lease: string;
+}
+
+export interface EtcdAdapterOptions {
+  endpoints: string[];
+  /** Deadline of every unary call; etcd3 has none by default and a call can hang on a dead leader. */
+  callTimeoutMs?: number;
+}
+
+const toRecord = (kv: IKeyValue): EtcdRecord => ({
+  key: kv.key.toString('utf8'),
+  value: kv.value.toString('utf8'),
+  createRevision: Number(kv.create_revision),
+  modRevision: Number(kv.mod_revision),
+  lease: String(kv.lease ?? '0'),
+});
+
+export type WatchEvent = { type: 'put'; record: EtcdRecord } | { type: 'delete'; key: string; revision: number };
+
+/** A list-then-watch subscription: a snapshot, then every change after it, resynced on any error. */
+export interface PrefixWatch { close(): Promise<void> }
+
+export interface SessionLease {
+  id: string;
+  ttlSeconds: number;
+  /** Sends one keepalive; resolves with the TTL the server granted, 0 when the lease is gone. */
+  keepalive(timeoutMs: number): Promise<number>;
+  revoke(): Promise<void>;
+}
+
+export class EtcdAdapter {
+  readonly client: Etcd3;
+  private readonly callTimeoutMs: number;
+
+  constructor(opts: EtcdAdapterOptions) {
+    this.callTimeoutMs = opts.callTimeoutMs ?? 5000;
+    this.client = new Etcd3({
+      hosts: opts.endpoints,
+      dialTimeout: 2000,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
+    });
+  }
+
+  async get(key: string): Promise<EtcdRecord | undefined> {
+    const res = await this.client.get(key).exec();
+    const kv = res.kvs[0];
+    return kv ? toRecord(kv) : undefined;
+  }
+
+  async list(prefix: string): Promise<{ records: EtcdRecord[]; revision: number }> {
+    const res = await this.client.getAll().prefix(prefix).exec();
+    return { records: res.kvs.map(toRecord), revision: Number(res.header.revision) };
+  }
+
+  async put(key: string, value: string): Promise<void> {
+    await this.client.put(key).value(value);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.delete().key(key);
+  }
+
+  /** Creates `key` only when absent. Returns the create revision on success, else the holder. */
+  async createIfAbsent(key: string, value: string, leaseId?: string): Promise<{ created: true; revision: number } | { created: false; existing?: EtcdRecord }> {
+    const put = this.client.put(key).value(value);
+    if (leaseId) put.lease(leaseId);
+    const res = await this.client.if(key, 'Create', '==', 0).then(put).else(this.client.get(key)).commit();
+    if (res.succeeded) return { created: true, revision: Number(res.header.revision) };
+    const kv = res.responses[0]?.response_range?.kvs[0];
+    return { created: false, existing: kv ? toRecord(kv) : undefined };
+  }
+
+  /** Deletes `key` only while it is still the incarnation created at `createRevision`. */
+  async deleteIfCreatedAt(key: string, createRevision: number): Promise<boolean> {
+    const res = await this.client.if(key, 'Create', '==', createRevision).then(this.client.delete().key(key)).commit();
+    return res.succeeded;
+  }
+
+  async grantLease(ttlSeconds: number): Promise<SessionLease> {
+    const lease: Lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
+    const id = await lease.grant();
+    // etcd3 reports a lost lease through this event too; our caller reads the keepalive result.
+    lease.on('lost', () => {});
+    return {
+      id,
+      ttlSeconds,
+      keepalive: async (timeoutMs) => {
+        try {
+          const res = await lease.keepaliveOnce({ deadline: Date.now() + timeoutMs });
+          return Number(res.TTL);
+        } catch (err) {
+          if ((err as Error).name === 'EtcdLeaseInvalidError') return 0;
+          throw err;
+        }
+      },
+      revoke: () => lease.revoke({ deadline: Date.now() + this.callTimeoutMs }).catch(() => {}),
+    };
+  }
+
+  /** Revokes a lease by id, for a lease left behind by an earlier run of this node. */
+  async revokeLeaseId(id: string): Promise<void> {
+    await this.client.leaseClient.leaseRevoke({ ID: id }).catch(() => {});
+  }
+
+  /**
+   * List-then-watch over a prefix: `onSnapshot` gets the full list, `onEvent` every later change.
+   * On any watcher error the list is taken again, so a compacted revision or a lost stream heals.
+   */
+  watchPrefix(prefix: string, handlers: {
+    onSnapshot: (records: EtcdRecord[], revision: number) => void;
+    onEvent: (ev: WatchEvent) => void;
+    onError?: (err: Error) => void;
+  }): PrefixWatch {
+    let watcher: Watcher | undefined;
+    let closed = false;
+    let retry: NodeJS.Timeout | undefined;
+    const start = async (): Promise<void> => {
+      if (closed) return;
+      try {
+        const { records, revision } = await this.list(prefix);
+        if (closed) return;
+        handlers.onSnapshot(records, revision);
+        const w = await this.client.watch().prefix(prefix).startRevision(String(revision + 1)).create();
+        if (closed) { await w.cancel(); return; }
+        watcher = w;
+        w.on('put', (kv) => handlers.onEvent({ type: 'put', record: toRecord(kv) }));
+        w.on('delete', (kv) => handlers.onEvent({ type: 'delete', key: kv.key.toString('utf8'), revision: Number(kv.mod_revision) }));
+        w.on('error', (err) => { handlers.onError?.(err); restart(); });
+      } catch (err) {
+        handlers.onError?.(err as Error);
+        restart();
+      }
+    };
+    const restart = () => {
+      if (closed || retry) return;
+      const old = watcher;
+      watcher = undefined;
+      old?.removeAllListeners();
+      void old?.cancel().catch(() => {});
+      retry = setTimeout(() => { retry = undefined; void start(); }, 500);
+    };
+    void start();
+    return {
+      close: async () => {
+        closed = true;
+        if (retry) clearTimeout(retry);
+        const w = watcher;
+        watcher = undefined;
+        await w?.cancel().catch(() => {});
+      },
+    };
+  }
+
+  /** etcd's own version, for /version. */
+  async version(): Promise<string> {
+    const status = await this.client.maintenance.status();
+    return status.version;
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+}

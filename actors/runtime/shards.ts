@@ -1,0 +1,173 @@
+import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { EtcdAdapter } from './etcd.ts';
+import type { Membership } from './membership.ts';
+import { shardsOf } from './placement.ts';
+
+/** What the shard manager drives: the actor host starts and stops work per shard. */
+export interface ShardHost {
+  /** This node now owns `shard` under fencing token `fence`: load its timers and open its mailbox. */
+  activate(shard: number, fence: number): Promise<void>;
+  /** Graceful handoff: close the mailbox, finish turns in flight, flush state. */
+  deactivate(shard: number): Promise<void>;
+  /** Ownership is gone already (lease lost, key deleted): stop at once, flush nothing. */
+  drop(shard: number): void;
+}
+
+interface OwnerInfo { node: string; lease: string; createRevision: number }
+
+/**
+ * Shard ownership. The desired owner of each shard is the rendezvous winner among live members;
+ * a node takes a shard only through an etcd transaction that creates the owner key bound to its
+ * lease, so two nodes never hold one shard, whatever they believe about membership. The owner
+ * key's create revision is the shard's fencing token.
+ */
+export class ShardManager {
+  private readonly owned = new Map<number, number>();
+  private readonly owners = new Map<number, OwnerInfo>();
+  private ownersLoaded = false;
+  private watch: { close(): Promise<void> } | undefined;
+  private running: Promise<void> | undefined;
+  private dirty = false;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly etcd: EtcdAdapter,
+    private readonly membership: Membership,
+    private readonly host: ShardHost,
+    private readonly opts: { shardCount: number; log: Logger; concurrency?: number },
+  ) {}
+
+  ownedShards(): number[] { return [...this.owned.keys()].sort((a, b) => a - b); }
+  fenceOf(shard: number): number | undefined { return this.owned.get(shard); }
+  /** Owner of every shard as last seen in etcd (for tests and /health). */
+  ownerTable(): Map<number, string> { return new Map([...this.owners].map(([s, o]) => [s, o.node])); }
+
+  start(): void {
+    this.membership.onMembersChanged(() => this.reconcile());
+    this.membership.onSessionLost(() => this.dropAll());
+    this.watch = this.etcd.watchPrefix(etcdKeys.shardsPrefix, {
+      onSnapshot: (records) => {
+        this.owners.clear();
+        for (const r of records) {
+          const s = shardOfOwnerKey(r.key);
+          if (s !== undefined) this.owners.set(s, { node: r.value, lease: r.lease, createRevision: r.createRevision });
+        }
+        this.ownersLoaded = true;
+        // A shard we believe we own but etcd does not show as ours was lost while we were not looking.
+        for (const s of [...this.owned.keys()]) {
+          const o = this.owners.get(s);
+          if (!o || o.createRevision !== this.owned.get(s)) this.lose(s, 'owner key gone');
+        }
+        this.reconcile();
+      },
+      onEvent: (ev) => {
+        if (ev.type === 'put') {
+          const s = shardOfOwnerKey(ev.record.key);
+          if (s !== undefined) this.owners.set(s, { node: ev.record.value, lease: ev.record.lease, createRevision: ev.record.createRevision });
+        } else {
+          const s = shardOfOwnerKey(ev.key);
+          if (s === undefined) return;
+          this.owners.delete(s);
+          if (this.owned.has(s)) this.lose(s, 'owner key deleted');
+        }
+        this.reconcile();
+      },
+      onError: (err) => this.opts.log.warn('shard owner watch error, resyncing', { error: err.message }),
+    });
+  }
+
+  private lose(shard: number, reason: string): void {
+    if (!this.owned.delete(shard)) return;
+    this.opts.log.warn('shard lost', { shard, reason });
+    this.host.drop(shard);
+  }
+
+  private dropAll(): void {
+    for (const s of [...this.owned.keys()]) this.lose(s, 'session lost');
+  }
+
+  /** Brings ownership in line with the desired table; runs one pass at a time, again if asked. */
+  reconcile(): void {
+    if (this.stopped) return;
+    if (this.running) { this.dirty = true; return; }
+    this.running = this.pass().catch((err) => {
+      this.opts.log.warn('shard reconcile failed, retrying', { error: (err as Error).message });
+      this.scheduleRetry();
+    }).finally(() => {
+      this.running = undefined;
+      if (this.dirty) { this.dirty = false; this.reconcile(); }
+    });
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; this.reconcile(); }, 1000);
+  }
+
+  private async pass(): Promise<void> {
+    const leaseId = this.membership.leaseId;
+    if (!this.ownersLoaded || !leaseId || !this.membership.guardOk()) return;
+    const me = this.membership.node;
+    const members = this.membership.memberNames();
+    if (!members.includes(me)) return;
+    const desired = shardsOf(me, members, this.opts.shardCount);
+
+    const toRelease = [...this.owned.keys()].filter((s) => !desired.has(s));
+    const toAcquire = [...desired].filter((s) => !this.owned.has(s) && !this.owners.has(s));
+    await this.parallel(toRelease, (s) => this.release(s));
+    await this.parallel(toAcquire, (s) => this.acquire(s, leaseId));
+    // Shards held by a stale record of ourselves (an earlier lease) are freed by Membership.join.
+  }
+
+  private async parallel(items: number[], fn: (s: number) => Promise<void>, evenWhenStopped = false): Promise<void> {
+    const limit = this.opts.concurrency ?? 32;
+    let i = 0;
+    const worker = async () => { while (i < items.length && (evenWhenStopped || !this.stopped)) await fn(items[i++]!); };
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  }
+
+  private async acquire(shard: number, leaseId: string): Promise<void> {
+    const me = this.membership.node;
+    const key = etcdKeys.shardOwner(shard);
+    const res = await this.etcd.createIfAbsent(key, me, leaseId);
+    let fence: number | undefined;
+    if (res.created) fence = res.revision;
+    else if (res.existing && res.existing.value === me && res.existing.lease === leaseId) {
+      // A retried transaction whose first attempt had committed: the key is ours.
+      fence = res.existing.createRevision;
+    }
+    if (fence === undefined) return;
+    if (!this.membership.guardOk() || this.membership.leaseId !== leaseId) return;
+    this.owned.set(shard, fence);
+    this.owners.set(shard, { node: me, lease: leaseId, createRevision: fence });
+    try {
+      await this.host.activate(shard, fence);
+    } catch (err) {
+      this.opts.log.error('shard activation failed; releasing it', { shard, error: (err as Error).message });
+      this.owned.delete(shard);
+      this.host.drop(shard);
+      await this.etcd.deleteIfCreatedAt(key, fence).catch(() => {});
+      this.scheduleRetry();
+    }
+  }
+
+  private async release(shard: number): Promise<void> {
+    const fence = this.owned.get(shard);
+    if (fence === undefined) return;
+    await this.host.deactivate(shard);
+    this.owned.delete(shard);
+    await this.etcd.deleteIfCreatedAt(etcdKeys.shardOwner(shard), fence);
+    this.opts.log.info('shard handed off', { shard });
+  }
+
+  /** Graceful stop: hand every shard off so the others take over without waiting for the lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.running?.catch(() => {});
+    await this.parallel([...this.owned.keys()], (s) => this.release(s).catch(() => {}), true);
+    await this.watch?.close();
+  }
+}

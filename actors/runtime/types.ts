@@ -1,0 +1,64 @@
+import type { Logger } from '../../proto/log.ts';
+
+/** A durable deadline as kept in an actor's record. */
+export interface TimerSpec {
+  /** Epoch ms; the timer never fires before it. */
+  at: number;
+  /** After a takeover the new owner waits at least this long before firing (ms). */
+  grace?: number;
+}
+
+/** What an actor's record holds in its kind's KV bucket, besides the actor's own state. */
+export interface ActorRecord<S> {
+  id: string;
+  state?: S;
+  timers: Record<string, TimerSpec>;
+  /** Ids of the last messages applied, so a retried message is applied once, also after failover. */
+  seen: string[];
+}
+
+/** The view of one turn: the actor's state and the effects it wants, committed together. */
+export interface Turn<S> {
+  readonly kind: string;
+  readonly id: string;
+  readonly shard: number;
+  readonly now: number;
+  readonly log: Logger;
+  state: S | undefined;
+  setTimer(name: string, at: number, graceMs?: number): void;
+  clearTimer(name: string): void;
+  timer(name: string): TimerSpec | undefined;
+  /** Reads a record this actor owns in another bucket (an entity's events). */
+  read<T>(bucket: string, key: string): Promise<T | undefined>;
+  /** Writes such a record; it is durable before the turn's reply is sent. */
+  write(bucket: string, key: string, value: unknown): void;
+  remove(bucket: string, key: string): void;
+}
+
+/** An actor kind: how its records are keyed and how it reacts to messages and timers. */
+export interface ActorBehavior<S> {
+  kind: string;
+  /** KV bucket of the actor's own record. */
+  bucket: string;
+  /** Key tokens of an actor's record after the shard token, e.g. [namespace, name]. */
+  keyTokens(id: string): string[];
+  receive(turn: Turn<S>, type: string, body: unknown): Promise<unknown>;
+  fire(turn: Turn<S>, timer: string, at: number): Promise<void>;
+}
+
+/** An error the actor reports to its caller (not retried). */
+export class ActorError extends Error {
+  constructor(readonly code: 'not_found' | 'invalid' | 'conflict' | 'internal' | 'unavailable', message: string) {
+    super(message);
+    this.name = 'ActorError';
+  }
+}
+
+/** Where an actor lives: kinds that share a story share a shard (a check TTL lives with its entity). */
+export function routeKey(kind: string, id: string): string {
+  if (kind === 'ttl') {
+    const [ns, entity] = id.split('/');
+    return `entity/${ns}/${entity}`;
+  }
+  return `${kind}/${id}`;
+}

@@ -1,0 +1,61 @@
+import * as v from 'valibot';
+
+// Agent <-> backend WebSocket framing: every binary frame is `<type>\n<payload>`. The payload
+// encoding (JSON, or protobuf when negotiated) is chosen once per connection at the handshake.
+
+export const FRAME_TYPES = ['keepalive', 'event', 'check_request', 'entity_config', 'ack'] as const;
+export type FrameType = (typeof FRAME_TYPES)[number];
+
+/** Largest frame a peer accepts; bigger frames close the socket with 1009 (message too big). */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+export interface Frame { type: FrameType; payload: Buffer }
+
+export class FrameError extends Error {
+  constructor(message: string) { super(message); this.name = 'FrameError'; }
+}
+
+const NEWLINE = 0x0a;
+const MAX_TYPE_LENGTH = 32;
+
+export function encodeFrame(type: FrameType, payload: Buffer | string): Buffer {
+  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+  return Buffer.concat([Buffer.from(type + '\n', 'ascii'), body]);
+}
+
+export function decodeFrame(data: Buffer): Frame {
+  const nl = data.subarray(0, MAX_TYPE_LENGTH + 1).indexOf(NEWLINE);
+  if (nl < 0) throw new FrameError('malformed frame: no message type');
+  const type = data.subarray(0, nl).toString('ascii');
+  if (!(FRAME_TYPES as readonly string[]).includes(type)) throw new FrameError(`malformed frame: unknown message type "${type.slice(0, MAX_TYPE_LENGTH)}"`);
+  return { type: type as FrameType, payload: data.subarray(nl + 1) };
+}
+
+/** Content types of the handshake: JSON always works, protobuf when both sides offer it. */
+export const CONTENT_JSON = 'application/json';
+export const CONTENT_PROTOBUF = 'application/octet-stream';
+
+/** Payload codec of one connection. */
+export interface PayloadCodec {
+  contentType: string;
+  encode(value: unknown): Buffer;
+  decode(payload: Buffer): unknown;
+}
+
+export const jsonCodec: PayloadCodec = {
+  contentType: CONTENT_JSON,
+  encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
+  decode: (payload) => {
+    try { return JSON.parse(payload.toString('utf8')); }
+    catch (err) { throw new FrameError(`malformed payload: ${(err as Error).message}`); }
+  },
+};
+
+/** Our addition to the protocol: the backend acknowledges an event once it is durable. */
+export const Ack = v.object({
+  id: v.string(),
+  ok: v.boolean(),
+  code: v.optional(v.string()),
+  message: v.optional(v.string()),
+});
+export type Ack = v.InferOutput<typeof Ack>;

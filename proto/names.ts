@@ -1,0 +1,79 @@
+// Every name the programs agree on: NATS subjects, JetStream KV buckets and keys, etcd keys.
+// Resource names may hold characters that are not valid in a subject token or a KV key ('.', '*',
+// '>', spaces, unicode), so they pass through `encodeToken`, which is reversible and keeps the
+// common characters readable.
+
+const SAFE = /^[A-Za-z0-9_-]$/;
+
+export function encodeToken(value: string): string {
+  if (value === '') return '=';
+  let out = '';
+  for (const ch of value) {
+    if (SAFE.test(ch)) { out += ch; continue; }
+    for (const byte of Buffer.from(ch, 'utf8')) out += '=' + byte.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+export function decodeToken(token: string): string {
+  if (token === '=') return '';
+  const bytes: number[] = [];
+  for (let i = 0; i < token.length; i++) {
+    const c = token[i]!;
+    if (c === '=') { bytes.push(parseInt(token.slice(i + 1, i + 3), 16)); i += 2; }
+    else bytes.push(c.charCodeAt(0));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+export const SHARD_COUNT = 256;
+
+export const shardToken = (shard: number): string => String(shard).padStart(3, '0');
+
+export const subjects = {
+  /** Mailbox of every actor of one shard; the owner subscribes, never with a queue group. */
+  actorShard: (shard: number) => `monitor.actor.${shardToken(shard)}`,
+  /** Direct messages to the session of one agent, wherever it is connected. */
+  agent: (ns: string, name: string) => `monitor.agent.${encodeToken(ns)}.${encodeToken(name)}`,
+  /** Check requests fanned out to every agent of a subscription. */
+  subscription: (ns: string, sub: string) => `monitor.sub.${encodeToken(ns)}.${encodeToken(sub)}`,
+};
+
+/** Headers of an actor message. */
+export const actorHeaders = {
+  kind: 'Monitor-Actor-Kind',
+  id: 'Monitor-Actor-Id',
+  msgId: 'Monitor-Msg-Id',
+  type: 'Monitor-Msg-Type',
+} as const;
+
+/** JetStream KV buckets, one per kind of durable actor state plus the event store. */
+export const buckets = {
+  entities: 'monitor_entities',
+  events: 'monitor_events',
+} as const;
+
+/** Key of an actor's own record: the shard leads so a new owner can load a shard with one filter. */
+export const actorRecordKey = (shard: number, idTokens: string[]): string =>
+  [shardToken(shard), ...idTokens.map(encodeToken)].join('.');
+
+export const eventKey = (ns: string, entity: string, check: string): string =>
+  `${encodeToken(ns)}.${encodeToken(entity)}.${encodeToken(check)}`;
+
+export const etcdKeys = {
+  root: '/monitor/',
+  clusterConfig: '/monitor/cluster/config',
+  membersPrefix: '/monitor/cluster/members/',
+  member: (node: string) => `/monitor/cluster/members/${node}`,
+  shardsPrefix: '/monitor/shards/',
+  shardOwner: (shard: number) => `/monitor/shards/${shardToken(shard)}/owner`,
+  configPrefix: '/monitor/config/',
+  namespace: (name: string) => `/monitor/config/namespaces/${name}`,
+  user: (name: string) => `/monitor/config/users/${name}`,
+  seeded: '/monitor/cluster/seeded',
+};
+
+export function shardOfOwnerKey(key: string): number | undefined {
+  const m = /^\/monitor\/shards\/(\d{3})\/owner$/.exec(key);
+  return m ? Number(m[1]) : undefined;
+}

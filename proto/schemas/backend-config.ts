@@ -1,0 +1,49 @@
+import { hostname } from 'node:os';
+import * as v from 'valibot';
+import type { FlagSpec } from '../config-loader.ts';
+import { LOG_LEVELS } from '../log.ts';
+import { Name } from './common.ts';
+
+export const BACKEND_ENV_PREFIX = 'MONITOR_BACKEND_';
+export const BACKEND_CONFIG_FILE = '/etc/monitor/backend.yml';
+
+export const backendFlags: FlagSpec[] = [
+  { name: 'config-file', short: 'c', type: 'string', description: 'path to the YAML config file', default: BACKEND_CONFIG_FILE },
+  { name: 'state-dir', type: 'string', description: 'directory of embedded etcd and NATS data and pid files', default: '/var/lib/monitor/monitor-backend' },
+  { name: 'name', type: 'string', description: 'name of this node in the cluster', default: hostname() },
+  { name: 'api-host', type: 'string', description: 'address the REST API listens on', default: '[::]' },
+  { name: 'api-port', type: 'int', description: 'port of the REST API', default: 8080 },
+  { name: 'agent-host', type: 'string', description: 'address the agent WebSocket listens on', default: '[::]' },
+  { name: 'agent-port', type: 'int', description: 'port of the agent WebSocket', default: 8081 },
+  { name: 'etcd-client-urls', type: 'list', description: 'client URLs of an external etcd cluster (absent: start an embedded etcd)', default: [] },
+  { name: 'etcd-listen-client-urls', type: 'list', description: 'client URLs of the embedded etcd', default: ['http://127.0.0.1:2379'] },
+  { name: 'etcd-listen-peer-urls', type: 'list', description: 'peer URLs of the embedded etcd', default: ['http://127.0.0.1:2380'] },
+  { name: 'nats-url', type: 'list', description: 'URLs of an external NATS cluster with JetStream (absent: start an embedded nats-server)', default: [] },
+  { name: 'nats-listen', type: 'string', description: 'host:port of the embedded nats-server', default: '127.0.0.1:4222' },
+  { name: 'nats-replicas', type: 'int', description: 'JetStream replicas of the state buckets (use 3 on a three-node NATS cluster)', default: 1 },
+  { name: 'cluster-lease-ttl', type: 'int', description: 'seconds a silent node keeps its shards before others take them', default: 10 },
+  { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
+];
+
+const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be a port number'), v.maxValue(65535, 'must be a port number'));
+const Url = v.pipe(v.string(), v.url('must be a URL such as http://127.0.0.1:2379'));
+const HostPort = v.pipe(v.string(), v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):\d{1,5}$/, 'must be host:port'));
+
+export const BackendConfig = v.object({
+  'config-file': v.string(),
+  'state-dir': v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  name: Name,
+  'api-host': v.string(),
+  'api-port': Port,
+  'agent-host': v.string(),
+  'agent-port': Port,
+  'etcd-client-urls': v.array(Url),
+  'etcd-listen-client-urls': v.pipe(v.array(Url), v.minLength(1, 'needs at least one URL')),
+  'etcd-listen-peer-urls': v.pipe(v.array(Url), v.minLength(1, 'needs at least one URL')),
+  'nats-url': v.array(v.string()),
+  'nats-listen': HostPort,
+  'nats-replicas': v.pipe(v.number(), v.integer(), v.minValue(1, 'must be 1 or more'), v.maxValue(5, 'must be 5 or fewer')),
+  'cluster-lease-ttl': v.pipe(v.number(), v.integer(), v.minValue(3, 'must be at least 3 seconds'), v.maxValue(120, 'must be at most 120 seconds')),
+  'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+});
+export type BackendConfig = v.InferOutput<typeof BackendConfig>;

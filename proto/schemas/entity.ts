@@ -1,0 +1,40 @@
+import * as v from 'valibot';
+import { ObjectMeta, UInt } from './common.ts';
+
+export const ENTITY_CLASSES = ['agent', 'proxy', 'backend'] as const;
+
+export const DEFAULT_REDACT = ['password', 'passwd', 'pass', 'api_key', 'api_token', 'access_key',
+  'secret_key', 'private_key', 'secret'];
+
+const NetworkInterface = v.object({
+  name: v.string(),
+  mac: v.optional(v.string()),
+  addresses: v.optional(v.array(v.string())),
+});
+
+/** Host facts the agent reports; unknown keys are kept so newer agents can add facts. */
+export const System = v.looseObject({
+  hostname: v.optional(v.string()),
+  os: v.optional(v.string()),
+  platform: v.optional(v.string()),
+  platform_family: v.optional(v.string()),
+  platform_version: v.optional(v.string()),
+  arch: v.optional(v.string()),
+  network: v.optional(v.object({ interfaces: v.optional(v.array(NetworkInterface)) })),
+});
+
+/** core/v2 Entity as the API shows it and as agents send it inside keepalives and events. */
+export const Entity = v.object({
+  metadata: ObjectMeta,
+  entity_class: v.optional(v.picklist(ENTITY_CLASSES)),
+  system: v.optional(System),
+  subscriptions: v.optional(v.nullable(v.array(v.string()))),
+  last_seen: v.optional(UInt),
+  deregister: v.optional(v.boolean()),
+  deregistration: v.optional(v.object({ handler: v.optional(v.string()) })),
+  user: v.optional(v.string()),
+  redact: v.optional(v.nullable(v.array(v.string()))),
+  monitor_agent_version: v.optional(v.string()),
+  keepalive_handlers: v.optional(v.nullable(v.array(v.string()))),
+});
+export type Entity = v.InferOutput<typeof Entity>;
