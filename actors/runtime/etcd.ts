@@ -79,6 +79,13 @@ export class EtcdAdapter {
     return { created: false, existing: kv ? toRecord(kv) : undefined };
   }
 
+  /** Writes `guardKey` and `entries` in one transaction, only when `guardKey` does not exist yet. */
+  async createAllIfAbsent(guardKey: string, guardValue: string, entries: Array<[string, string]>): Promise<boolean> {
+    const puts = [this.client.put(guardKey).value(guardValue), ...entries.map(([k, v]) => this.client.put(k).value(v))];
+    const res = await this.client.if(guardKey, 'Create', '==', 0).then(...puts).commit();
+    return res.succeeded;
+  }
+
   /** Deletes `key` only while it is still the incarnation created at `createRevision`. */
   async deleteIfCreatedAt(key: string, createRevision: number): Promise<boolean> {
     const res = await this.client.if(key, 'Create', '==', createRevision).then(this.client.delete().key(key)).commit();

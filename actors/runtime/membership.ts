@@ -11,6 +11,8 @@ export interface MembershipOptions {
   info: Record<string, unknown>;
   /** A lease id left behind by an earlier run of this node, safe to revoke. */
   previousLeaseId?: string;
+  /** Told every new lease id, so a restarted node can revoke what it held before. */
+  onLease?: (leaseId: string) => void;
   log: Logger;
 }
 
@@ -80,6 +82,7 @@ export class Membership {
         this.guardUntil = sentAt + ttlSeconds * 1000 - this.opts.guardMarginMs;
         this.sessionLive = true;
         this.opts.previousLeaseId = lease.id;
+        this.opts.onLease?.(lease.id);
         log.info('joined cluster', { lease: lease.id });
         this.scheduleKeepalive();
         return;

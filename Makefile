@@ -1,0 +1,50 @@
+# monitor: `make run` starts a backend (embedded etcd + NATS) and a local agent; `make test` runs
+# every suite. Both set up what they need first (npm packages, etcd and nats-server binaries).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
+ETCD := $(shell command -v etcd 2>/dev/null)
+
+.PHONY: help setup deps binaries run test typecheck bench deploy clean
+
+help:
+	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
+	@echo "make test   - set up, type-check and run every test suite"
+	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
+
+setup: deps binaries
+
+deps: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	@npm ci --no-audit --no-fund --loglevel=error >/dev/null
+	@touch $@
+
+# Debian/Ubuntu packages, installed only when the binary is missing.
+binaries:
+	@missing=""; \
+	[ -n "$(ETCD)" ] || missing="$$missing etcd-server"; \
+	[ -n "$(NATS_SERVER)" ] || missing="$$missing nats-server"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  $(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq $$missing >/dev/null; }; \
+	fi
+
+run: setup
+	@deploy/local/run.sh
+
+typecheck: deps
+	@node_modules/.bin/tsc -p tsconfig.json
+
+test: setup typecheck
+	@node --import tsx test/run.ts
+
+bench: setup
+	@node --import tsx bench/run.ts
+
+clean:
+	rm -rf .state node_modules

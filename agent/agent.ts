@@ -1,0 +1,103 @@
+import type { AgentConfig } from '../proto/schemas/agent-config.ts';
+import type { Entity } from '../proto/schemas/entity.ts';
+import { createLogger, type Logger } from '../proto/log.ts';
+import { BackendConnection, type ConnectionOptions } from './connection.ts';
+import { buildEntity } from './entity.ts';
+import { buildKeepalive } from './keepalive.ts';
+import { systemInfo, type SystemInfo } from './system.ts';
+
+// Wires the agent's parts together. Later parts (check runner, outbox, local API, sockets, StatsD)
+// attach here through the connection's events and `send`, so each stays ignorant of the others.
+
+export interface AgentOptions {
+  logger?: Logger;
+  /** Uniform in [0, 1): URL shuffle and backoff jitter. */
+  random?: () => number;
+  /** Host facts; tests replace them with fixed ones. */
+  system?: () => SystemInfo;
+}
+
+export function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number): ConnectionOptions {
+  return {
+    urls: config['backend-url'],
+    namespace: config.namespace,
+    agentName: config.name,
+    user: config.user,
+    password: config.password,
+    subscriptions: config.subscriptions,
+    handshakeTimeout: config['backend-handshake-timeout'],
+    heartbeatInterval: config['backend-heartbeat-interval'],
+    heartbeatTimeout: config['backend-heartbeat-timeout'],
+    retry: { min: config['retry-min'], max: config['retry-max'], multiplier: config['retry-multiplier'] },
+    logger,
+    random,
+  };
+}
+
+export class Agent {
+  readonly connection: BackendConnection;
+  readonly log: Logger;
+  private readonly system: () => SystemInfo;
+  private keepaliveTimer: NodeJS.Timeout | undefined;
+  private sequence = 0;
+  private stopping: Promise<void> | undefined;
+
+  constructor(readonly config: AgentConfig, opts: AgentOptions = {}) {
+    this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
+    this.system = opts.system ?? systemInfo;
+    this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random));
+    this.connection.on('connected', ({ url, backendId }) => {
+      this.log.info('connected to backend', { url, ...(backendId ? { backend_id: backendId } : {}) });
+      this.startKeepalives();
+    });
+    this.connection.on('disconnected', ({ url, code, reason, retryIn }) => {
+      this.stopKeepalives();
+      this.log.info('disconnected', { url, code, reason, ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}) });
+    });
+    // Applying backend-managed entity config and running checks come with later work.
+    this.connection.on('entity_config', () => this.log.debug('entity config received from backend'));
+    this.connection.on('check_request', () => this.log.debug('check request ignored: checks are not supported yet'));
+  }
+
+  get connected(): boolean {
+    return this.connection.connected;
+  }
+
+  /** The entity as the next keepalive will carry it. */
+  entity(now: Date = new Date()): Entity {
+    return buildEntity(this.config, this.system(), now);
+  }
+
+  start(): void {
+    this.connection.start();
+  }
+
+  /** Closes the connection with 1000; safe to call more than once. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopKeepalives();
+      await this.connection.close();
+    })();
+    return this.stopping;
+  }
+
+  // The first keepalive goes out at once: it is what registers the agent and clears a keepalive
+  // alert raised while it was away. The sequence restarts so the backend can tell a new session.
+  private startKeepalives(): void {
+    this.stopKeepalives();
+    this.sequence = 0;
+    this.sendKeepalive();
+    this.keepaliveTimer = setInterval(() => this.sendKeepalive(), this.config['keepalive-interval'] * 1000);
+  }
+
+  private stopKeepalives(): void {
+    clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = undefined;
+  }
+
+  private sendKeepalive(): void {
+    const now = new Date();
+    const event = buildKeepalive({ config: this.config, entity: this.entity(now), sequence: this.sequence + 1, now });
+    if (this.connection.send('keepalive', event)) this.sequence++;
+  }
+}

@@ -1,0 +1,313 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import * as v from 'valibot';
+import WebSocket from 'ws';
+import { Ack, CONTENT_JSON, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, type FrameType } from '../proto/frames.ts';
+import type { Logger } from '../proto/log.ts';
+import { Backoff } from './backoff.ts';
+
+// The agent's one WebSocket to some backend of the cluster. It never gives up: every failure (refused,
+// timed out, HTTP 401/402/403/404/5xx at the handshake, dropped, silent) leads to the next URL after
+// a backoff, because an agent that stops retrying is an outage nobody notices until keepalives alert.
+
+export interface ConnectionOptions {
+  urls: string[];
+  namespace: string;
+  agentName: string;
+  user: string;
+  password: string;
+  subscriptions: string[];
+  /** Seconds, like every duration here (fractions allowed). */
+  handshakeTimeout: number;
+  heartbeatInterval: number;
+  heartbeatTimeout: number;
+  retry: { min: number; max: number; multiplier: number };
+  logger: Logger;
+  /** Uniform in [0, 1): URL shuffle and backoff jitter; injected to make tests deterministic. */
+  random?: () => number;
+}
+
+export interface ConnectedInfo { url: string; backendId: string | undefined }
+/** `retryIn`: seconds until the next attempt; absent when the connection was closed for good. */
+export interface DisconnectedInfo { url: string; code: number; reason: string; retryIn?: number }
+
+export interface ConnectionEvents {
+  connected: [info: ConnectedInfo];
+  disconnected: [info: DisconnectedInfo];
+  check_request: [value: unknown];
+  entity_config: [value: unknown];
+  ack: [value: Ack];
+}
+
+/** Backend URLs shuffled once, then taken round robin: agents of one host list spread over the cluster. */
+export class BackendSelector {
+  private readonly urls: string[];
+  private index = 0;
+
+  constructor(urls: string[], random: () => number = Math.random) {
+    if (urls.length === 0) throw new RangeError('no backend URL');
+    this.urls = [...urls];
+    for (let i = this.urls.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [this.urls[i], this.urls[j]] = [this.urls[j]!, this.urls[i]!];
+    }
+  }
+
+  next(): string {
+    const url = this.urls[this.index]!;
+    this.index = (this.index + 1) % this.urls.length;
+    return url;
+  }
+}
+
+/** One try at one URL; `failure` keeps the first reason so the log says why, not just "closed". */
+interface Attempt { url: string; ws: WebSocket; opened: boolean; failure?: string; status?: number; backendId?: string }
+
+const MAX_ERROR_BODY = 4096;
+
+export class BackendConnection extends EventEmitter<ConnectionEvents> {
+  private readonly selector: BackendSelector;
+  private readonly backoff: Backoff;
+  private readonly log: Logger;
+  private current: Attempt | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly opts: ConnectionOptions) {
+    super();
+    this.selector = new BackendSelector(opts.urls, opts.random);
+    this.backoff = new Backoff({ ...opts.retry, random: opts.random });
+    this.log = opts.logger;
+  }
+
+  get connected(): boolean {
+    return !!this.current?.opened && this.current.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** URL of the backend this agent is connected to, if any. */
+  get url(): string | undefined {
+    return this.connected ? this.current!.url : undefined;
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.attempt();
+  }
+
+  /**
+   * Queues one frame; false when there is no open connection (the caller decides whether to keep it).
+   * `onWritten` reports when the frame left the process, which is all a WebSocket can promise.
+   */
+  send(type: FrameType, value: unknown, onWritten?: (err?: Error) => void): boolean {
+    if (!this.connected) return false;
+    this.current!.ws.send(encodeFrame(type, jsonCodec.encode(value)), { binary: true }, onWritten);
+    return true;
+  }
+
+  /** Stops reconnecting and closes with 1000 so the backend ends the session at once. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const ws = this.current?.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      // A backend that never answers the close frame must not hold the agent's shutdown hostage.
+      const force = setTimeout(() => ws.terminate(), 2000);
+      ws.once('close', () => { clearTimeout(force); resolve(); });
+      if (ws.readyState === WebSocket.OPEN) ws.close(1000, 'agent stopping');
+      else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    });
+  }
+
+  private headers(): Record<string, string> {
+    const o = this.opts;
+    return {
+      'Monitor-Namespace': o.namespace,
+      'Monitor-AgentName': o.agentName,
+      'Monitor-User': o.user,
+      'Monitor-Subscriptions': o.subscriptions.join(','),
+      Authorization: 'Basic ' + Buffer.from(`${o.user}:${o.password}`, 'utf8').toString('base64'),
+      // JSON only for now; protobuf negotiation (application/octet-stream) comes with its codec.
+      Accept: CONTENT_JSON,
+    };
+  }
+
+  private attempt(): void {
+    if (this.stopped) return;
+    const url = this.selector.next();
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+    } catch (err) {
+      // Only a header the HTTP client rejects (non-ASCII user name, say) gets here; it will not heal.
+      this.log.warn('backend connection failed', { url, reason: (err as Error).message, retry_in_seconds: this.scheduleRetry() });
+      return;
+    }
+    const a: Attempt = { url, ws, opened: false };
+    this.current = a;
+    const handshakeMs = this.opts.handshakeTimeout * 1000;
+    const handshakeTimer = setTimeout(() => {
+      a.failure ??= `handshake timed out after ${this.opts.handshakeTimeout}s`;
+      ws.terminate();
+    }, handshakeMs);
+
+    ws.on('upgrade', (res) => {
+      a.backendId = header(res, 'backend-id');
+      const type = (header(res, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      // No Content-Type means an older backend, which speaks JSON by default.
+      if (type && type !== CONTENT_JSON) a.failure = `backend answered Content-Type ${type}; this agent speaks only ${CONTENT_JSON}`;
+    });
+    ws.on('unexpected-response', (_req, res) => this.readRejection(a, res));
+    ws.on('open', () => {
+      if (a.failure) {
+        // A proper close frame tells the backend why; the close handler logs the failed attempt.
+        ws.close(1003, 'unsupported content type');
+        return;
+      }
+      clearTimeout(handshakeTimer);
+      a.opened = true;
+      this.backoff.reset();
+      this.startHeartbeat(a);
+      this.safeEmit('connected', { url, backendId: a.backendId });
+    });
+    ws.on('message', (data) => {
+      this.armDeadline(a);
+      this.receive(a, toBuffer(data));
+    });
+    ws.on('pong', () => this.armDeadline(a));
+    ws.on('ping', () => this.armDeadline(a));
+    ws.on('error', (err) => { a.failure ??= err.message; });
+    ws.on('close', (code, reason) => {
+      clearTimeout(handshakeTimer);
+      this.stopHeartbeat();
+      const retryIn = this.scheduleRetry();
+      if (a.opened) {
+        this.safeEmit('disconnected', { url, code, reason: a.failure ?? (reason.toString() || closeName(code)), retryIn });
+      } else if (!this.stopped) {
+        this.log.warn('backend connection failed', {
+          url, reason: a.failure ?? closeName(code), ...(a.status ? { status: a.status } : {}),
+          ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}),
+        });
+      }
+    });
+  }
+
+  /** An HTTP answer instead of 101: keep its status and message for the log, then drop the request. */
+  private readRejection(a: Attempt, res: IncomingMessage): void {
+    const status = res.statusCode ?? 0;
+    a.status = status;
+    let body = '';
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const message = errorMessage(body);
+      a.failure ??= `HTTP ${status}${res.statusMessage ? ' ' + res.statusMessage : ''}${message ? ': ' + message : ''}`;
+      a.ws.terminate();
+    };
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      body += chunk;
+      if (body.length >= MAX_ERROR_BODY) finish();
+    });
+    res.on('end', finish);
+    res.on('error', finish);
+    res.on('close', finish);
+  }
+
+  private receive(a: Attempt, data: Buffer): void {
+    let type: FrameType;
+    let value: unknown;
+    try {
+      const frame = decodeFrame(data);
+      type = frame.type;
+      value = jsonCodec.decode(frame.payload);
+    } catch (err) {
+      this.log.warn('ignoring malformed frame from backend', { url: a.url, error: (err as Error).message });
+      return;
+    }
+    switch (type) {
+      case 'ack': {
+        const r = v.safeParse(Ack, value);
+        if (r.success) this.safeEmit('ack', r.output);
+        else this.log.warn('ignoring malformed ack from backend', { url: a.url, error: r.issues[0]!.message });
+        return;
+      }
+      case 'check_request': this.safeEmit('check_request', value); return;
+      case 'entity_config': this.safeEmit('entity_config', value); return;
+      default: this.log.warn('ignoring unexpected frame from backend', { url: a.url, type });
+    }
+  }
+
+  // A listener's bug must not surface inside the ws read loop, where it would kill the socket.
+  private safeEmit<K extends keyof ConnectionEvents>(event: K, ...args: ConnectionEvents[K]): void {
+    try { (this.emit as (e: K, ...a: ConnectionEvents[K]) => boolean)(event, ...args); }
+    catch (err) { this.log.error('connection listener failed', { event, error: err as Error }); }
+  }
+
+  /** Arms the next attempt; answers its delay in seconds (rounded for logs), none once stopped. */
+  private scheduleRetry(): number | undefined {
+    if (this.stopped) return undefined;
+    const delay = this.backoff.next();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.attempt(), delay * 1000);
+    return Math.round(delay * 100) / 100;
+  }
+
+  // Pings keep proxies from idling the socket out; the deadline catches a backend that is gone without
+  // a FIN (host down, partition), which TCP alone would notice only after many minutes.
+  private startHeartbeat(a: Attempt): void {
+    this.stopHeartbeat();
+    this.pingTimer = setInterval(() => {
+      try { a.ws.ping(); } catch { /* the close handler reconnects */ }
+    }, this.opts.heartbeatInterval * 1000);
+    this.armDeadline(a);
+  }
+
+  private armDeadline(a: Attempt): void {
+    if (!a.opened || a !== this.current) return;
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      a.failure ??= `no data from backend for ${this.opts.heartbeatTimeout}s`;
+      this.log.warn('backend heartbeat timed out', { url: a.url, timeout_seconds: this.opts.heartbeatTimeout });
+      a.ws.terminate();
+    }, this.opts.heartbeatTimeout * 1000);
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.pingTimer);
+    clearTimeout(this.deadline);
+    this.pingTimer = this.deadline = undefined;
+  }
+}
+
+function header(res: IncomingMessage, name: string): string | undefined {
+  const h = res.headers[name];
+  return Array.isArray(h) ? h[0] : h;
+}
+
+function toBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+/** The message of an error body, whether JSON (`{"message": …}`) or plain text. */
+function errorMessage(body: string): string {
+  const text = body.trim();
+  if (!text) return '';
+  try {
+    const doc = JSON.parse(text) as { message?: unknown; error?: unknown };
+    const m = doc.message ?? doc.error;
+    if (typeof m === 'string') return m.slice(0, 200);
+  } catch { /* plain text */ }
+  return text.split('\n')[0]!.slice(0, 200);
+}
+
+function closeName(code: number): string {
+  return code === 1006 ? 'connection lost' : `closed with ${code}`;
+}

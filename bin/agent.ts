@@ -1,0 +1,70 @@
+import { Agent } from '../agent/agent.ts';
+import { ConfigError, helpText } from '../proto/config-loader.ts';
+import { createLogger } from '../proto/log.ts';
+import { AGENT_ENV_PREFIX, agentFlags, loadAgentConfig } from '../proto/schemas/agent-config.ts';
+import { VERSION } from '../proto/version.ts';
+
+// Entry point of monitor-agent: parses the command line and wires modules; logic lives in agent/.
+// Exit codes: 0 success, 2 bad command line or configuration.
+
+const USAGE = `Usage: monitor-agent <command> [flags]
+
+Commands:
+  start     start the agent (monitor-agent start --help lists the flags)
+  version   print the version of the agent
+  help      show this help`;
+
+const START_USAGE = 'Usage: monitor-agent start [flags]';
+
+const isHelp = (arg: string) => arg === '--help' || arg === '-h';
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(`monitor-agent: ${message}\n`);
+  process.exit(code);
+}
+
+async function start(argv: string[]): Promise<void> {
+  if (argv.some(isHelp)) {
+    process.stdout.write(helpText(START_USAGE, agentFlags, AGENT_ENV_PREFIX) + '\n');
+    return;
+  }
+  let config;
+  try {
+    config = loadAgentConfig(argv, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  const log = createLogger(config['log-level'], { component: 'agent', agent: config.name });
+  const agent = new Agent(config, { logger: log });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping', { signal });
+    agent.stop().then(() => process.exit(0), (err: unknown) => {
+      log.error('stop failed', { error: err as Error });
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  agent.start();
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start': return start(rest);
+    case 'version': process.stdout.write(`monitor-agent version ${VERSION}\n`); return;
+    case undefined: case 'help': case '--help': case '-h':
+      if (rest[0] === 'start') return start(['--help']);
+      process.stdout.write(USAGE + '\n');
+      return;
+    default:
+      process.stderr.write(`monitor-agent: unknown command "${command}"\n\n${USAGE}\n`);
+      process.exit(2);
+  }
+}
+
+await main(process.argv.slice(2));

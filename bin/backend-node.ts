@@ -1,0 +1,144 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BackendConfig } from '../proto/schemas/backend-config.ts';
+import { buckets, etcdKeys, SHARD_COUNT } from '../proto/names.ts';
+import type { Logger } from '../proto/log.ts';
+import { VERSION } from '../proto/version.ts';
+import { checkPortsFree, claimStateDir, startEmbeddedEtcd, startEmbeddedNats, type EmbeddedService } from '../actors/embedded/index.ts';
+import { EtcdAdapter } from '../actors/runtime/etcd.ts';
+import { NatsAdapter, type KvStore } from '../actors/runtime/nats.ts';
+import { Membership } from '../actors/runtime/membership.ts';
+import { ShardManager } from '../actors/runtime/shards.ts';
+import { ActorHost } from '../actors/runtime/host.ts';
+import { ActorClient } from '../actors/runtime/ask.ts';
+import { ConfigStore } from '../actors/config/store.ts';
+import { entityBehavior } from '../actors/entity/actor.ts';
+import { EntityReads } from '../actors/entity/reads.ts';
+import { seedCluster } from '../gateway/auth/seed.ts';
+import { AgentGateway } from '../gateway/agents/server.ts';
+import { buildApi } from '../gateway/api/app.ts';
+import { listenApi } from '../gateway/api/server.ts';
+import type { HealthReport } from '../gateway/api/routes/system.ts';
+
+export interface BackendNode {
+  stop(): Promise<void>;
+  /** Resolves with an error message when an embedded service died for good. */
+  fatal: Promise<string>;
+}
+
+const displayHost = (h: string) => (h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''));
+
+/** Checks that the cluster was made with our shard count (it cannot change without a migration). */
+async function ensureClusterConfig(etcd: EtcdAdapter): Promise<void> {
+  const value = JSON.stringify({ shards: SHARD_COUNT });
+  const res = await etcd.createIfAbsent(etcdKeys.clusterConfig, value);
+  if (res.created || !res.existing) return;
+  const shards = (JSON.parse(res.existing.value) as { shards?: number }).shards;
+  if (shards !== SHARD_COUNT) throw new Error(`the cluster uses ${shards} shards and this backend ${SHARD_COUNT}; it cannot join`);
+}
+
+/**
+ * Starts one backend node: embedded etcd and NATS when no external ones are given, then the actor
+ * host and shard ownership, then the agent and API listeners. Stops in the reverse order.
+ */
+export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise<BackendNode> {
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => { for (const s of stops.reverse()) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message })); stops.length = 0; };
+  let reportFatal!: (msg: string) => void;
+  const fatal = new Promise<string>((r) => { reportFatal = r; });
+
+  try {
+    const releaseDir = await claimStateDir(cfg['state-dir'], log);
+    stops.push(async () => releaseDir());
+    await checkPortsFree([
+      { host: cfg['api-host'], port: cfg['api-port'], flag: 'api-port' },
+      { host: cfg['agent-host'], port: cfg['agent-port'], flag: 'agent-port' },
+    ]);
+
+    const embedded: EmbeddedService[] = [];
+    let etcdUrls = cfg['etcd-client-urls'];
+    if (etcdUrls.length === 0) {
+      const svc = await startEmbeddedEtcd({ stateDir: cfg['state-dir'], node: cfg.name, listenClientUrls: cfg['etcd-listen-client-urls'], listenPeerUrls: cfg['etcd-listen-peer-urls'], log: log.child({ component: 'embedded-etcd' }) });
+      embedded.push(svc);
+      stops.push(() => svc.stop());
+      etcdUrls = svc.endpoints;
+    }
+    let natsUrls = cfg['nats-url'];
+    if (natsUrls.length === 0) {
+      const svc = await startEmbeddedNats({ stateDir: cfg['state-dir'], node: cfg.name, listen: cfg['nats-listen'], log: log.child({ component: 'embedded-nats' }) });
+      embedded.push(svc);
+      stops.push(() => svc.stop());
+      natsUrls = svc.endpoints;
+    }
+    for (const svc of embedded) svc.onFatal((err) => reportFatal(err.message));
+
+    const etcd = new EtcdAdapter({ endpoints: etcdUrls });
+    stops.push(() => etcd.close());
+    await ensureClusterConfig(etcd);
+    await seedCluster(etcd, log);
+
+    const nats = await NatsAdapter.connect({ servers: natsUrls, name: `monitor-backend/${cfg.name}` });
+    stops.push(() => nats.close());
+    nats.watchStatus((s) => (s === 'disconnected' ? log.warn('NATS connection lost, reconnecting') : log.info('NATS connection restored')));
+    const stores = new Map<string, KvStore>();
+    for (const b of Object.values(buckets)) stores.set(b, await nats.kv(b, { replicas: cfg['nats-replicas'] }));
+
+    const config = new ConfigStore(etcd, log.child({ component: 'config' }));
+    await config.start();
+    stops.push(() => config.stop());
+
+    const leaseFile = join(cfg['state-dir'], 'member.lease');
+    let previousLeaseId: string | undefined;
+    try { previousLeaseId = readFileSync(leaseFile, 'utf8').trim() || undefined; } catch { /* first start */ }
+    const apiUrl = `http://${displayHost(cfg['api-host'])}:${cfg['api-port']}`;
+    const agentUrl = `ws://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`;
+    const membership = new Membership(etcd, {
+      node: cfg.name, ttlSeconds: cfg['cluster-lease-ttl'], guardMarginMs: Math.min(1500, cfg['cluster-lease-ttl'] * 150),
+      info: { version: VERSION, api_url: apiUrl, agent_url: agentUrl }, previousLeaseId,
+      onLease: (id) => { try { writeFileSync(leaseFile, id); } catch { /* best effort */ } },
+      log: log.child({ component: 'membership' }),
+    });
+    const host = new ActorHost({
+      nats, stores, shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
+      behaviors: [entityBehavior({ node: cfg.name })], log: log.child({ component: 'actors' }),
+    });
+    const shards = new ShardManager(etcd, membership, host, { shardCount: SHARD_COUNT, log: log.child({ component: 'shards' }) });
+    await membership.join();
+    stops.push(() => membership.leave());
+    stops.push(() => host.stop());
+    shards.start();
+    stops.push(() => shards.stop());
+
+    const actors = new ActorClient(nats, SHARD_COUNT);
+    const gateway = new AgentGateway({ host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, actors, nats, log: log.child({ component: 'agents' }) });
+    await gateway.start();
+    stops.push(() => gateway.stop());
+
+    const reads = new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT);
+    const health = async (): Promise<HealthReport> => {
+      const [etcdOk, natsOk] = await Promise.all([
+        etcd.get(etcdKeys.clusterConfig).then(() => ({ healthy: true }), (e: Error) => ({ healthy: false, error: e.message })),
+        nats.ping().then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
+      ]);
+      return {
+        healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
+        node: cfg.name, etcd: etcdOk, nats: natsOk,
+        shards: { owned: host.ownedCount, total: SHARD_COUNT }, members: membership.memberNames(),
+      };
+    };
+    const version = async () => {
+      let etcdVersion: { etcdserver?: string; etcdcluster?: string } = {};
+      try { etcdVersion = await (await fetch(`${etcdUrls[0]}/version`, { signal: AbortSignal.timeout(2000) })).json() as typeof etcdVersion; }
+      catch { try { etcdVersion = { etcdserver: await etcd.version() }; } catch { /* unreachable: report none */ } }
+      return { monitor_backend: VERSION, etcd: etcdVersion, api_groups: { 'core/v2': 'v2' } };
+    };
+    const api = await listenApi(buildApi({ reads, health, version, log: log.child({ component: 'api' }) }), cfg['api-host'], cfg['api-port']);
+    stops.push(() => api.close());
+
+    log.info('backend started', { node: cfg.name, api: apiUrl, agent: agentUrl, etcd: etcdUrls, nats: natsUrls });
+    return { stop: stopAll, fatal };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `make run`: one backend with embedded etcd and NATS, plus a local agent, in the foreground.
+# Ctrl-C stops both. Ports and names can be changed through the environment (see README).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+STATE_DIR=${STATE_DIR:-.state}
+API_PORT=${API_PORT:-8080}
+AGENT_PORT=${AGENT_PORT:-8081}
+AGENT_NAME=${AGENT_NAME:-$(hostname)}
+LOG_LEVEL=${LOG_LEVEL:-info}
+mkdir -p "$STATE_DIR/agent"
+
+backend_pid="" agent_pid=""
+stop() {
+  trap - INT TERM
+  echo; echo "stopping..."
+  [ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null
+  [ -n "$backend_pid" ] && kill -TERM "$backend_pid" 2>/dev/null
+  wait 2>/dev/null
+  exit 0
+}
+trap stop INT TERM
+
+bin/monitor-backend start --state-dir "$STATE_DIR/backend" --api-port "$API_PORT" --agent-port "$AGENT_PORT" \
+  --log-level "$LOG_LEVEL" ${BACKEND_ARGS:-} &
+backend_pid=$!
+
+for _ in $(seq 1 150); do
+  curl -fsS "http://127.0.0.1:$API_PORT/health" >/dev/null 2>&1 && break
+  kill -0 "$backend_pid" 2>/dev/null || { echo "monitor-backend did not start (see above)"; exit 1; }
+  sleep 0.2
+done
+
+bin/monitor-agent start --backend-url "ws://127.0.0.1:$AGENT_PORT" --name "$AGENT_NAME" \
+  --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
+agent_pid=$!
+
+cat <<INFO
+
+  monitor is running
+    REST API      http://127.0.0.1:$API_PORT   (health: curl http://127.0.0.1:$API_PORT/health)
+    agent socket  ws://127.0.0.1:$AGENT_PORT
+    the agent's entity:
+      curl http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/entities/$AGENT_NAME
+    its keepalive event:
+      curl http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/events/$AGENT_NAME/keepalive
+  Ctrl-C stops everything.
+
+INFO
+wait -n "$backend_pid" "$agent_pid"
+echo "a process exited; stopping the rest"
+stop

@@ -1,0 +1,60 @@
+import type { IncomingMessage } from 'node:http';
+import * as v from 'valibot';
+import { etcdKeys } from '../../proto/names.ts';
+import { describeIssues } from '../../proto/schemas/common.ts';
+import { AgentHandshake, handshakeHeaders } from '../../proto/schemas/handshake.ts';
+import type { ConfigStore } from '../../actors/config/store.ts';
+import { StoredUser } from '../auth/users.ts';
+import type { VerifiedCache } from '../auth/passwords.ts';
+
+export interface AgentIdentity extends AgentHandshake { user: string }
+
+/** A refused handshake: the HTTP status and the JSON error body the agent logs. */
+export class HandshakeError extends Error {
+  constructor(readonly status: number, message: string) { super(message); this.name = 'HandshakeError'; }
+}
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const h = req.headers[name];
+  return Array.isArray(h) ? h[0] : h;
+};
+
+function basicCredentials(req: IncomingMessage): { user: string; password: string } | undefined {
+  const auth = header(req, 'authorization');
+  if (!auth || !/^basic /i.test(auth)) return undefined;
+  const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i < 0) return undefined;
+  return { user: decoded.slice(0, i), password: decoded.slice(i + 1) };
+}
+
+/** Groups whose members may open agent sessions until RBAC takes over this decision. */
+const AGENT_GROUPS = new Set(['system:agents', 'cluster-admins']);
+
+/**
+ * Checks an agent's upgrade request in the reference's order: credentials (401), permission (403),
+ * namespace (404). Headers are parsed once here; the session trusts the identity it returns.
+ */
+export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache): Promise<AgentIdentity> {
+  const parsed = v.safeParse(AgentHandshake, {
+    namespace: header(req, handshakeHeaders.namespace),
+    agentName: header(req, handshakeHeaders.agentName),
+    user: header(req, handshakeHeaders.user),
+    subscriptions: header(req, handshakeHeaders.subscriptions),
+  });
+  if (!parsed.success) throw new HandshakeError(400, `bad handshake: ${describeIssues(parsed.issues)}`);
+
+  const creds = basicCredentials(req);
+  if (!creds) throw new HandshakeError(401, 'missing credentials');
+  const stored = v.safeParse(StoredUser, config.get(etcdKeys.user(creds.user)));
+  if (!stored.success || stored.output.disabled || !(await passwords.verify(creds.password, stored.output.password_hash))) {
+    throw new HandshakeError(401, 'bad credentials');
+  }
+  if (!stored.output.groups.some((g) => AGENT_GROUPS.has(g))) {
+    throw new HandshakeError(403, `user "${creds.user}" may not create events in namespace "${parsed.output.namespace}"`);
+  }
+  if (config.get(etcdKeys.namespace(parsed.output.namespace)) === undefined) {
+    throw new HandshakeError(404, `namespace "${parsed.output.namespace}" not found`);
+  }
+  return { ...parsed.output, user: creds.user };
+}

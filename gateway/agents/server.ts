@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { CONTENT_JSON, MAX_FRAME_BYTES } from '../../proto/frames.ts';
+import { errorBody, kindOfStatus } from '../../proto/errors.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { ConfigStore } from '../../actors/config/store.ts';
+import { VerifiedCache } from '../auth/passwords.ts';
+import { authenticateAgent, HandshakeError } from './handshake.ts';
+import { AgentSession, type SessionDeps } from './session.ts';
+
+export interface AgentGatewayOptions extends SessionDeps {
+  host: string;
+  port: number;
+  node: string;
+  config: ConfigStore;
+  /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
+  heartbeatSeconds?: number;
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify(errorBody(kindOfStatus(status), message));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * The agent port: WebSocket upgrades on `/`, authenticated before the upgrade so a refused agent
+ * gets a plain HTTP status (401, 403, 404) it can log.
+ */
+export class AgentGateway {
+  private server: Server | undefined;
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  private readonly sessions = new Set<AgentSession>();
+  private readonly passwords = new VerifiedCache();
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: AgentGatewayOptions) {
+    this.wss.on('headers', (headers) => {
+      headers.push(`Backend-ID: ${opts.node}`, `Accept: ${CONTENT_JSON}`, `Content-Type: ${CONTENT_JSON}`);
+    });
+  }
+
+  get sessionCount(): number { return this.sessions.size; }
+
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      const body = JSON.stringify(errorBody('invalid_argument', 'this port only accepts agent WebSocket connections on /'));
+      res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket' }).end(body);
+    });
+    server.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
+    server.on('clientError', (_err, socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host.replace(/^\[|\]$/g, ''), () => { server.off('error', reject); resolve(); });
+    });
+    this.server = server;
+    const every = (this.opts.heartbeatSeconds ?? 30) * 1000;
+    this.heartbeat = setInterval(() => { for (const s of this.sessions) s.heartbeat(); }, every);
+    this.heartbeat.unref();
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/') { refuse(socket, 404, `no agent endpoint at ${path}`); return; }
+    let identity;
+    try {
+      identity = await authenticateAgent(req, this.opts.config, this.passwords);
+    } catch (err) {
+      const status = err instanceof HandshakeError ? err.status : 500;
+      if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });
+      else this.opts.log.info('agent handshake refused', { status, reason: (err as Error).message, remote: req.socket.remoteAddress });
+      refuse(socket, status, (err as Error).message);
+      return;
+    }
+    if (socket.destroyed) return;
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = new AgentSession(ws, identity, this.opts);
+      this.sessions.add(session);
+      ws.on('close', () => this.sessions.delete(session));
+      this.opts.log.info('agent connected', { namespace: identity.namespace, agent: identity.agentName, remote: req.socket.remoteAddress });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    // 1001 "going away": agents reconnect to another node at once.
+    for (const ws of this.wss.clients) ws.close(1001, 'backend shutting down');
+    const closed = new Promise<void>((resolve) => this.server ? this.server.close(() => resolve()) : resolve());
+    const deadline = Date.now() + 2000;
+    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const ws of this.wss.clients) ws.terminate();
+    this.server?.closeAllConnections();
+    await closed;
+  }
+}

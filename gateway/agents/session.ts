@@ -1,0 +1,140 @@
+import type { WebSocket } from 'ws';
+import * as v from 'valibot';
+import { encodeFrame, decodeFrame, FrameError, jsonCodec, type Ack, type PayloadCodec } from '../../proto/frames.ts';
+import { subjects } from '../../proto/names.ts';
+import { describeIssues } from '../../proto/schemas/common.ts';
+import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { ActorClient } from '../../actors/runtime/ask.ts';
+import type { NatsAdapter } from '../../actors/runtime/nats.ts';
+import { ActorError } from '../../actors/runtime/types.ts';
+import { ENTITY_KIND, entityActorId, type EventMsg, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
+import type { AgentIdentity } from './handshake.ts';
+
+/** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
+export const CLOSE_INVALID_PAYLOAD = 1007;
+/** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */
+const MAX_IN_FLIGHT = 64;
+
+export interface SessionDeps {
+  actors: ActorClient;
+  nats: NatsAdapter;
+  log: Logger;
+}
+
+/**
+ * One connected agent: decodes its frames, validates them once, routes keepalives and events to the
+ * entity actor, acknowledges events once they are durable, and relays direct messages from the mesh.
+ */
+export class AgentSession {
+  private readonly codec: PayloadCodec = jsonCodec;
+  private readonly origin: Origin;
+  private readonly log: Logger;
+  private inFlight = 0;
+  private paused = false;
+  private closed = false;
+  private readonly direct: { unsubscribe(): void };
+  alive = true;
+
+  constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps) {
+    this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
+    this.log = deps.log.child({ namespace: identity.namespace, agent: identity.agentName });
+    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => {
+      if (this.ws.readyState === this.ws.OPEN) this.ws.send(m.data);
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('pong', () => { this.alive = true; });
+    ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
+    ws.on('close', (code) => this.onClose(code));
+  }
+
+  get actorId(): string { return entityActorId(this.origin.namespace, this.origin.name); }
+
+  private onMessage(data: Buffer, _isBinary: boolean): void {
+    this.alive = true;
+    let type: string, body: unknown;
+    try {
+      const frame = decodeFrame(data);
+      type = frame.type;
+      body = this.codec.decode(frame.payload);
+    } catch (err) {
+      this.reject(err instanceof FrameError ? err.message : 'malformed frame');
+      return;
+    }
+    switch (type) {
+      case 'keepalive': return this.onKeepalive(body);
+      case 'event': return this.onEvent(body);
+      default:
+        this.log.warn('ignoring a frame agents do not send', { type });
+    }
+  }
+
+  private onKeepalive(body: unknown): void {
+    const r = v.safeParse(KeepaliveEvent, body);
+    if (!r.success) { this.reject(`invalid keepalive: ${describeIssues(r.issues)}`); return; }
+    const msg: KeepaliveMsg = { origin: this.origin, event: r.output };
+    this.track(this.deps.actors.ask(ENTITY_KIND, this.actorId, 'keepalive', msg, { msgId: r.output.id })
+      .catch((err) => this.log.warn('keepalive not recorded', { error: (err as Error).message })));
+  }
+
+  private onEvent(body: unknown): void {
+    const id = typeof (body as { id?: unknown })?.id === 'string' ? (body as { id: string }).id : undefined;
+    const r = v.safeParse(Event, body);
+    if (!r.success || !id) {
+      const reason = r.success ? 'event has no id' : `invalid event: ${describeIssues(r.issues)}`;
+      // An event we can name is refused for good (the agent drops it); one we cannot is a broken peer.
+      if (id) this.ack({ id, ok: false, code: 'invalid', message: reason }); else this.reject(reason);
+      return;
+    }
+    const msg: EventMsg = { origin: this.origin, event: r.output };
+    this.track(this.deps.actors.ask(ENTITY_KIND, this.actorId, 'event', msg, { msgId: id }).then(
+      () => this.ack({ id, ok: true }),
+      (err) => {
+        const code = err instanceof ActorError ? err.code : 'internal';
+        // Only a permanent refusal is acknowledged; otherwise the agent keeps the event and resends it.
+        if (code === 'invalid' || code === 'not_found') this.ack({ id, ok: false, code, message: (err as Error).message });
+        else this.log.warn('event not stored; the agent will resend it', { id, error: (err as Error).message });
+      },
+    ));
+  }
+
+  private ack(a: Ack): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('ack', this.codec.encode(a)));
+  }
+
+  /** Counts work in flight and pauses reading from the agent while too much is pending. */
+  private track(p: Promise<unknown>): void {
+    this.inFlight++;
+    if (this.inFlight >= MAX_IN_FLIGHT && !this.paused) { this.paused = true; this.ws.pause(); }
+    void p.finally(() => {
+      this.inFlight--;
+      if (this.paused && this.inFlight < MAX_IN_FLIGHT / 2 && !this.closed) { this.paused = false; this.ws.resume(); }
+    });
+  }
+
+  private reject(reason: string): void {
+    this.log.warn('closing agent session: malformed input', { reason });
+    // Close reasons are limited to 123 bytes.
+    this.ws.close(CLOSE_INVALID_PAYLOAD, Buffer.from(reason).subarray(0, 120).toString());
+  }
+
+  private onClose(code: number): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.direct.unsubscribe();
+    this.log.info('agent disconnected', { code });
+  }
+
+  /** Heartbeat: a session that did not answer the previous ping is gone. */
+  heartbeat(): void {
+    if (!this.alive) { this.ws.terminate(); return; }
+    this.alive = false;
+    this.ws.ping();
+  }
+}
+
+function toBuffer(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

@@ -1,0 +1,47 @@
+import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+
+// Passwords are stored as `scrypt$N$r$p$<salt b64>$<hash b64>`: a slow, memory-hard KDF that needs
+// no native addon.
+const N = 1 << 15, R = 8, P = 1, KEYLEN = 32;
+const MAXMEM = 128 * N * R * 2;
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, KEYLEN, { N, r: R, p: P, maxmem: MAXMEM });
+  return ['scrypt', N, R, P, salt.toString('base64'), hash.toString('base64')].join('$');
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [n, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  const salt = Buffer.from(parts[4]!, 'base64');
+  const expected = Buffer.from(parts[5]!, 'base64');
+  const actual = await scrypt(password, salt, expected.length, { N: n, r, p, maxmem: 128 * n * r * 2 });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/**
+ * Remembers successful verifications so thousands of agents sharing one credential cost one KDF
+ * run, not one each. Keyed by a digest of (stored hash, password): a changed password or hash
+ * misses the cache. Failures are never cached, so a wrong guess always pays the full price.
+ */
+export class VerifiedCache {
+  private readonly ok = new Map<string, number>();
+  constructor(private readonly ttlMs = 10 * 60_000, private readonly max = 10_000) {}
+
+  async verify(password: string, stored: string): Promise<boolean> {
+    const key = createHash('sha256').update(stored).update('\u0000').update(password).digest('base64');
+    const until = this.ok.get(key);
+    if (until !== undefined && until > Date.now()) return true;
+    const good = await verifyPassword(password, stored);
+    if (good) {
+      if (this.ok.size >= this.max) this.ok.clear();
+      this.ok.set(key, Date.now() + this.ttlMs);
+    }
+    return good;
+  }
+}
