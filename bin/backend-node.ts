@@ -124,6 +124,8 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
         healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
         node: cfg.name, etcd: etcdOk, nats: natsOk,
         shards: { owned: host.ownedCount, total: SHARD_COUNT }, members: membership.memberNames(),
+        agents: { connected: gateway.sessionCount },
+        runtime: { actors: host.actorCount, timers: host.timerCount, mailbox_depth: host.mailboxDepth(), committed_turns: host.committedTurns },
       };
     };
     const version = async () => {
@@ -135,6 +137,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     const api = await listenApi(buildApi({ reads, health, version, log: log.child({ component: 'api' }) }), cfg['api-host'], cfg['api-port']);
     stops.push(() => api.close());
 
+    stops.unshift(async () => log.info('backend stopped', { node: cfg.name }));
     log.info('backend started', { node: cfg.name, api: apiUrl, agent: agentUrl, etcd: etcdUrls, nats: natsUrls });
     return { stop: stopAll, fatal };
   } catch (err) {

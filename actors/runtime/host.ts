@@ -56,9 +56,13 @@ export class ActorHost implements ShardHost {
   private readonly sweep: NodeJS.Timeout;
   /** Turns committed by this node, for metrics and tests. */
   committedTurns = 0;
+  /** Asks etcd whether this node still owns a shard (set by the shard manager). */
+  verifyOwnership: ((shard: number) => Promise<boolean>) | undefined;
+  private readonly debug: boolean;
 
   constructor(private readonly opts: ActorHostOptions) {
     for (const b of opts.behaviors) this.behaviors.set(b.kind, b);
+    this.debug = opts.log.enabled('debug');
     this.timers = new TimerHeap((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
     const idle = opts.passivateAfterMs ?? 10 * 60_000;
@@ -207,16 +211,18 @@ export class ActorHost implements ShardHost {
       }
       await Promise.all(writes);
     } catch (err) {
-      // A lost compare-and-set means someone else wrote: we are a stale owner. Stop the shard.
-      this.evict(cell);
-      this.opts.log.warn('state write failed; dropping the shard', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
-      if ((err as Error).name === 'CasConflictError') this.drop(cell.shard);
+      this.opts.log.warn('state write failed; reloading the actor', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
+      void this.recover(cell);
       throw new Fenced();
     }
+    // A node frozen during the write learns here that its lease ran out: the write may have
+    // landed (the new owner will see it), but we must not claim it with a reply.
+    this.assertOwned(cell.shard);
     if (recordChanged) {
       cell.record = next;
       this.syncTimers(cell, record.timers, next.timers);
     }
+    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgId, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
     this.committedTurns++;
     return result;
   }
@@ -254,6 +260,24 @@ export class ActorHost implements ShardHost {
     if (e && !e.deleted) { cell.record = decodeRecord(e.value); cell.revision = e.revision; }
     else { cell.record = undefined; cell.revision = e?.revision ?? 0; }
     cell.loaded = true;
+  }
+
+  /**
+   * After a failed write the cached view of an actor cannot be trusted: a compare-and-set lost to
+   * another writer (a stale owner's late write, or a new owner if we are the stale one), or a
+   * write timed out and may or may not have landed. Ask whether the shard is still ours; if so,
+   * reload the actor and re-arm its deadlines from what is really stored, so none is lost.
+   */
+  private async recover(cell: Cell): Promise<void> {
+    this.evict(cell);
+    if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
+    const stillOwner = this.verifyOwnership ? await this.verifyOwnership(cell.shard).catch(() => false) : true;
+    if (!stillOwner) { this.drop(cell.shard); return; }
+    const fresh = this.cell(cell.behavior, cell.id, cell.shard);
+    await fresh.mailbox.post(async () => {
+      if (!fresh.loaded) await this.load(fresh);
+      for (const [name, spec] of Object.entries(fresh.record?.timers ?? {})) this.arm(fresh, name, spec);
+    }).catch((err) => this.opts.log.warn('reloading an actor failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
   }
 
   private evict(cell: Cell): void {

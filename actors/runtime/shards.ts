@@ -12,6 +12,8 @@ export interface ShardHost {
   deactivate(shard: number): Promise<void>;
   /** Ownership is gone already (lease lost, key deleted): stop at once, flush nothing. */
   drop(shard: number): void;
+  /** Set by the manager: lets the host ask whether a shard is still its own after a failed write. */
+  verifyOwnership?: (shard: number) => Promise<boolean>;
 }
 
 interface OwnerInfo { node: string; lease: string; createRevision: number }
@@ -45,6 +47,7 @@ export class ShardManager {
   ownerTable(): Map<number, string> { return new Map([...this.owners].map(([s, o]) => [s, o.node])); }
 
   start(): void {
+    this.host.verifyOwnership = (s) => this.verify(s);
     this.membership.onMembersChanged(() => this.reconcile());
     this.membership.onSessionLost(() => this.dropAll());
     this.watch = this.etcd.watchPrefix(etcdKeys.shardsPrefix, {
@@ -78,14 +81,26 @@ export class ShardManager {
     });
   }
 
-  private lose(shard: number, reason: string): void {
+  /** Re-reads a shard's owner key: false (and the shard dropped) when it is no longer ours. */
+  async verify(shard: number): Promise<boolean> {
+    const fence = this.owned.get(shard);
+    if (fence === undefined) return false;
+    const rec = await this.etcd.get(etcdKeys.shardOwner(shard));
+    if (rec && rec.createRevision === fence && rec.lease === this.membership.leaseId) return true;
+    this.lose(shard, 'owner key changed');
+    return false;
+  }
+
+  private lose(shard: number, reason: string, quiet = false): void {
     if (!this.owned.delete(shard)) return;
-    this.opts.log.warn('shard lost', { shard, reason });
+    if (!quiet) this.opts.log.warn('shard lost', { shard, reason });
     this.host.drop(shard);
   }
 
   private dropAll(): void {
-    for (const s of [...this.owned.keys()]) this.lose(s, 'session lost');
+    const shards = [...this.owned.keys()];
+    for (const s of shards) this.lose(s, 'session lost', true);
+    if (shards.length) this.opts.log.warn('dropped every shard: session lost', { shards: shards.length });
   }
 
   /** Brings ownership in line with the desired table; runs one pass at a time, again if asked. */

@@ -7,6 +7,8 @@ export interface HealthReport {
   nats: { healthy: boolean; error?: string };
   shards: { owned: number; total: number };
   members: string[];
+  agents: { connected: number };
+  runtime: { actors: number; timers: number; mailbox_depth: number; committed_turns: number };
 }
 
 export interface VersionReport {

@@ -1,0 +1,164 @@
+// suite-timeout: 180
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startEtcd, startNats, waitFor } from '../harness/index.ts';
+import { createLogger } from '../../proto/log.ts';
+import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
+import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
+import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
+import { Membership } from '../../actors/runtime/membership.ts';
+import { ShardManager } from '../../actors/runtime/shards.ts';
+import { ActorHost } from '../../actors/runtime/host.ts';
+import { ActorClient } from '../../actors/runtime/ask.ts';
+import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
+
+// The runtime with two nodes in one process over a real etcd and a real nats-server, driving a
+// small counter actor: placement, fenced ownership, dedupe, durable state, timers and handoff.
+
+const BUCKET = 'monitor_test_counters';
+interface Counter { n: number; fired: number[] }
+
+const counter: ActorBehavior<Counter> = {
+  kind: 'counter',
+  bucket: BUCKET,
+  keyTokens: (id) => [id],
+  async receive(t, type, body) {
+    const st = t.state ?? { n: 0, fired: [] };
+    switch (type) {
+      case 'inc': st.n++; t.state = st; return st.n;
+      case 'get': return t.state ?? null;
+      case 'arm': t.state = st; t.setTimer('alarm', t.now + (body as { ms: number }).ms); return true;
+      case 'refuse': st.n = -1000; t.state = st; throw new ActorError('invalid', 'refused on purpose');
+      default: throw new ActorError('invalid', `no ${type}`);
+    }
+  },
+  async fire(t, _name, at) {
+    const st = t.state ?? { n: 0, fired: [] };
+    st.fired.push(at);
+    t.state = st;
+  },
+};
+
+const log = createLogger((process.env.MONITOR_TEST_LOG as 'debug' | undefined) ?? 'error');
+const SHARDS = 256;
+let etcdSvc: Awaited<ReturnType<typeof startEtcd>>;
+let natsSvc: Awaited<ReturnType<typeof startNats>>;
+
+interface Node { name: string; etcd: EtcdAdapter; nats: NatsAdapter; membership: Membership; host: ActorHost; shards: ShardManager; stopped: boolean }
+const nodes: Node[] = [];
+let client: NatsAdapter;
+let actors: ActorClient;
+
+async function startNode(name: string): Promise<Node> {
+  const etcd = new EtcdAdapter({ endpoints: [etcdSvc.url] });
+  const nats = await NatsAdapter.connect({ servers: [natsSvc.url], name });
+  const stores = new Map<string, KvStore>([[BUCKET, await nats.kv(BUCKET)]]);
+  const membership = new Membership(etcd, { node: name, ttlSeconds: 3, guardMarginMs: 500, info: {}, log: log.child({ node: name }) });
+  const host = new ActorHost({ nats, stores, behaviors: [counter], guard: () => membership.guardOk(), shardCount: SHARDS, log: log.child({ node: name }) });
+  const shards = new ShardManager(etcd, membership, host, { shardCount: SHARDS, log: log.child({ node: name }) });
+  await membership.join();
+  shards.start();
+  const node = { name, etcd, nats, membership, host, shards, stopped: false };
+  nodes.push(node);
+  return node;
+}
+
+async function stopNode(n: Node): Promise<void> {
+  if (n.stopped) return;
+  n.stopped = true;
+  await n.shards.stop();
+  await n.host.stop();
+  await n.membership.leave();
+  await n.nats.close();
+  await n.etcd.close();
+}
+
+async function ownerTable(etcd: EtcdAdapter): Promise<Map<number, string>> {
+  const { records } = await etcd.list(etcdKeys.shardsPrefix);
+  return new Map(records.map((r) => [shardOfOwnerKey(r.key)!, r.value]));
+}
+
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  client = await NatsAdapter.connect({ servers: [natsSvc.url], name: 'test-client' });
+  actors = new ActorClient(client, SHARDS);
+});
+
+test.after(async () => {
+  for (const n of nodes) await stopNode(n).catch(() => {});
+  await client?.close();
+  await Promise.all([etcdSvc?.stop(), natsSvc?.stop()]);
+});
+
+test('one node takes every shard and serves asks with durable state', async () => {
+  const a = await startNode('node-a');
+  await waitFor(async () => a.host.ownedCount === SHARDS, { timeoutMs: 15000, what: 'node-a to own all shards' });
+  const owners = await ownerTable(a.etcd);
+  assert.is(owners.size, SHARDS);
+  for (const o of owners.values()) assert.is(o, 'node-a');
+  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => actors.ask('counter', `c${i % 10}`, 'inc', null)));
+  assert.equal(results.filter((r) => r === 5).length, 10);
+  assert.equal(await actors.ask('counter', 'c3', 'get', null), { n: 5, fired: [] });
+});
+
+test('a retried message id is applied once', async () => {
+  const first = await actors.ask('counter', 'dedupe', 'inc', null, { msgId: 'fixed-id-1' });
+  const again = await actors.ask('counter', 'dedupe', 'inc', null, { msgId: 'fixed-id-1' });
+  assert.is(first, 1);
+  assert.equal(again, { duplicate: true });
+  assert.equal(await actors.ask('counter', 'dedupe', 'get', null), { n: 1, fired: [] });
+});
+
+test('a refused message changes nothing', async () => {
+  const err = await actors.ask('counter', 'c1', 'refuse', null).then(() => undefined, (e: ActorError) => e);
+  assert.ok(err instanceof ActorError);
+  assert.is(err!.code, 'invalid');
+  assert.equal(await actors.ask('counter', 'c1', 'get', null), { n: 5, fired: [] });
+});
+
+test('a second node takes about half of the shards; each shard has one owner', async () => {
+  const b = await startNode('node-b');
+  const a = nodes[0]!;
+  await waitFor(async () => a.host.ownedCount + b.host.ownedCount === SHARDS && b.host.ownedCount > 80 ? true : undefined, { timeoutMs: 20000, what: 'shards to split' });
+  const owners = await ownerTable(a.etcd);
+  assert.is(owners.size, SHARDS);
+  const counts = { 'node-a': 0, 'node-b': 0 } as Record<string, number>;
+  for (const o of owners.values()) counts[o]!++;
+  assert.is(counts['node-a'], a.host.ownedCount);
+  assert.is(counts['node-b'], b.host.ownedCount);
+  // State written by node-a is read by whichever node owns the actor now.
+  for (let i = 0; i < 10; i++) assert.is(await actors.ask('counter', `c${i}`, 'get', null).then((s) => (s as Counter).n), 5);
+});
+
+test('a deadline set on a node that leaves fires on the new owner, once', async () => {
+  const [a, b] = nodes as [Node, Node];
+  // Find an actor that node-a owns now.
+  const owners = await ownerTable(a.etcd);
+  const { shardOf } = await import('../../actors/runtime/hash.ts');
+  let id = '';
+  for (let i = 0; i < 1000 && !id; i++) if (owners.get(shardOf('counter', `t${i}`, SHARDS)) === 'node-a') id = `t${i}`;
+  assert.ok(id, 'an actor owned by node-a');
+  await actors.ask('counter', id, 'arm', { ms: 2500 });
+  await stopNode(a);
+  await waitFor(async () => b.host.ownedCount === SHARDS, { timeoutMs: 20000, what: 'node-b to take every shard' });
+  const state = await waitFor(async () => {
+    const s = (await actors.ask('counter', id, 'get', null)) as Counter;
+    return s.fired.length > 0 ? s : undefined;
+  }, { timeoutMs: 15000, what: 'the deadline to fire on node-b' });
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = (await actors.ask('counter', id, 'get', null)) as Counter;
+  assert.is(after.fired.length, 1, 'fired exactly once');
+  assert.ok(state.fired[0]! > 0);
+});
+
+test('asks wait out a handoff instead of failing', async () => {
+  const c = await startNode('node-c');
+  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => actors.ask('counter', `h${i % 20}`, 'inc', null)));
+  assert.is(results.length, 200);
+  await waitFor(async () => c.host.ownedCount > 80 ? true : undefined, { timeoutMs: 20000, what: 'node-c to take shards' });
+  let total = 0;
+  for (let i = 0; i < 20; i++) total += ((await actors.ask('counter', `h${i}`, 'get', null)) as Counter).n;
+  assert.is(total, 200);
+});
+
+test.run();
