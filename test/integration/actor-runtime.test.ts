@@ -161,4 +161,57 @@ test('asks wait out a handoff instead of failing', async () => {
   assert.is(total, 200);
 });
 
+test('fencing: an owner key is released only by the incarnation that created it', async () => {
+  const etcd = new EtcdAdapter({ endpoints: [etcdSvc.url] });
+  try {
+    const key = '/monitor-test/fence/owner';
+    const first = await etcd.createIfAbsent(key, 'node-x');
+    assert.ok(first.created);
+    const fence1 = first.created ? first.revision : 0;
+    const second = await etcd.createIfAbsent(key, 'node-y');
+    assert.not.ok(second.created, 'a held shard cannot be taken');
+    if (!second.created) assert.is(second.existing?.value, 'node-x');
+    assert.not.ok(await etcd.deleteIfCreatedAt(key, fence1 - 1), 'a wrong fence releases nothing');
+    assert.ok(await etcd.deleteIfCreatedAt(key, fence1));
+    const again = await etcd.createIfAbsent(key, 'node-y');
+    assert.ok(again.created);
+    assert.ok(again.created && again.revision > fence1, 'fences only grow');
+    assert.not.ok(await etcd.deleteIfCreatedAt(key, fence1), 'the old incarnation cannot release the new one');
+  } finally { await etcd.close(); }
+});
+
+test('fencing: a compare-and-set write with a stale revision fails', async () => {
+  const kv = await client.kv(BUCKET);
+  const rev = await kv.put('fence-test', Buffer.from('a'), 0);
+  await kv.put('fence-test', Buffer.from('b'), rev);
+  const stale = await kv.put('fence-test', Buffer.from('c'), rev).then(() => 'written', (e: Error) => e.name);
+  assert.is(stale, 'CasConflictError');
+  const recreate = await kv.put('fence-test', Buffer.from('d'), 0).then(() => 'written', (e: Error) => e.name);
+  assert.is(recreate, 'CasConflictError');
+});
+
+test('a write behind the owner\'s back is detected, the actor reloaded, the retry applied once', async () => {
+  const { shardOf } = await import('../../actors/runtime/hash.ts');
+  const { actorRecordKey } = await import('../../proto/names.ts');
+  await actors.ask('counter', 'behind', 'inc', null);
+  await actors.ask('counter', 'behind', 'arm', { ms: 60_000 });
+  // Someone else (think: a frozen former owner waking up) writes the record.
+  const kv = await client.kv(BUCKET);
+  const key = actorRecordKey(shardOf('counter', 'behind', SHARDS), ['behind']);
+  const cur = (await kv.get(key))!;
+  const record = JSON.parse(Buffer.from(cur.value).toString());
+  record.state.n = 100;
+  record.timers.alarm.at = Date.now() + 1500;
+  await kv.put(key, Buffer.from(JSON.stringify(record)), cur.revision);
+  // The owner's cached view is stale: its write loses, it reloads, the caller's retry succeeds.
+  const n = await actors.ask('counter', 'behind', 'inc', null, { msgId: 'behind-1' });
+  assert.is(n, 101);
+  // The deadline moved by the other writer was re-armed from the stored record, not lost.
+  const fired = await waitFor(async () => {
+    const s = (await actors.ask('counter', 'behind', 'get', null)) as Counter;
+    return s.fired.length ? s : undefined;
+  }, { timeoutMs: 10000, what: 'the re-armed deadline' });
+  assert.is(fired.fired.length, 1);
+});
+
 test.run();

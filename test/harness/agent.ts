@@ -1,0 +1,82 @@
+/**
+ * Launches a real agent process: bin/monitor-agent start ...
+ * It does not wait for anything; tests wait on the backend's API instead.
+ */
+import { fileURLToPath } from 'node:url';
+import { Proc, type ProcExit } from './proc.ts';
+import { tempDir } from './tmp.ts';
+
+export const AGENT_BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
+
+export interface AgentOptions {
+  name: string;
+  /** One or more backend agent URLs (Backend.agentUrl); --backend-url is repeated for each. */
+  backendUrls: string | string[];
+  /** Default 'default'. */
+  namespace?: string;
+  /** Passed as a comma-separated --subscriptions when given. */
+  subscriptions?: string[] | string;
+  /** Seconds; defaults 1, 5 and 0. */
+  keepaliveInterval?: number;
+  warning?: number;
+  critical?: number;
+  /** Defaults 'agent' / 'P@ssw0rd!'. */
+  user?: string;
+  password?: string;
+  /** Reuse a cache dir (restart); default a fresh tempDir. */
+  cacheDir?: string;
+  /** Default 'debug'. */
+  logLevel?: string;
+  extraArgs?: string[];
+  env?: Record<string, string | undefined>;
+}
+
+export interface AgentProc {
+  name: string;
+  cacheDir: string;
+  /** The resolved options (cacheDir filled in), for a restart. */
+  options: AgentOptions;
+  proc: Proc;
+  /** SIGTERM, wait up to timeoutMs (default 5 s), then SIGKILL. */
+  stop(timeoutMs?: number): Promise<ProcExit>;
+  /** Sends `signal` to the agent's group; waits for the exit for SIGKILL/SIGTERM/SIGINT. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startAgent(o: AgentOptions): Promise<AgentProc> {
+  const cacheDir = o.cacheDir ?? tempDir(`agent-${o.name}`);
+  const urls = Array.isArray(o.backendUrls) ? o.backendUrls : [o.backendUrls];
+  if (urls.length === 0) throw new Error('startAgent: backendUrls is empty');
+  const args = ['start'];
+  for (const u of urls) args.push('--backend-url', u);
+  args.push('--name', o.name, '--namespace', o.namespace ?? 'default');
+  if (o.subscriptions !== undefined) {
+    args.push('--subscriptions', Array.isArray(o.subscriptions) ? o.subscriptions.join(',') : o.subscriptions);
+  }
+  args.push(
+    '--keepalive-interval', String(o.keepaliveInterval ?? 1),
+    '--keepalive-warning-timeout', String(o.warning ?? 5),
+    '--keepalive-critical-timeout', String(o.critical ?? 0),
+    '--user', o.user ?? 'agent',
+    '--password', o.password ?? 'P@ssw0rd!',
+    '--cache-dir', cacheDir,
+    '--log-level', o.logLevel ?? 'debug',
+    ...(o.extraArgs ?? []),
+  );
+  const proc = Proc.start(`agent:${o.name}`, AGENT_BIN, args, { env: o.env });
+  return {
+    name: o.name,
+    cacheDir,
+    options: { ...o, cacheDir },
+    proc,
+    stop: (timeoutMs = 5000) => proc.stop(timeoutMs),
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (signal === 'SIGKILL') {
+        await proc.kill();
+        return;
+      }
+      proc.signal(signal);
+      if (signal === 'SIGTERM' || signal === 'SIGINT') await proc.exited;
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * Launches a real backend process: bin/monitor-backend start ...
+ *
+ * External mode (o.etcdUrl and o.natsUrl given): the backend uses those.
+ * Embedded mode (neither given): the backend runs its own etcd and NATS on
+ * free loopback ports.
+ *
+ * `backend.options` holds the options with every port and the state dir filled
+ * in, so `startBackend(old.options)` restarts "the same" backend after a
+ * stop or kill (same ports, same state dir).
+ */
+import { fileURLToPath } from 'node:url';
+import { getJson, type JsonResponse } from './http.ts';
+import { freePort } from './ports.ts';
+import { Proc, type ProcExit } from './proc.ts';
+import { tempDir } from './tmp.ts';
+
+export const BACKEND_BIN = fileURLToPath(new URL('../../bin/monitor-backend', import.meta.url));
+
+export interface BackendOptions {
+  name: string;
+  /** External etcd, e.g. startEtcd().url. Give it together with natsUrl. */
+  etcdUrl?: string;
+  /** External NATS, e.g. startNats().url. */
+  natsUrl?: string;
+  /** Reuse a state dir (restart tests); default a fresh tempDir. */
+  stateDir?: string;
+  /** Reuse ports (restart tests); default free ports. */
+  apiPort?: number;
+  agentPort?: number;
+  /** Embedded mode only: reuse the embedded etcd/NATS ports. */
+  etcdClientPort?: number;
+  etcdPeerPort?: number;
+  natsPort?: number;
+  /** Default 'debug'. */
+  logLevel?: string;
+  /** --cluster-lease-ttl in seconds, default 5. */
+  leaseTtl?: number;
+  extraArgs?: string[];
+  env?: Record<string, string | undefined>;
+  /** How long to wait for GET /health == 200; default 30000. */
+  readyTimeoutMs?: number;
+}
+
+export interface Backend {
+  name: string;
+  /** http://127.0.0.1:<apiPort> */
+  apiUrl: string;
+  /** ws://127.0.0.1:<agentPort> */
+  agentUrl: string;
+  apiPort: number;
+  agentPort: number;
+  stateDir: string;
+  /** Embedded mode: the URLs it was told to listen on. */
+  embedded?: { etcdClientUrl: string; etcdPeerUrl: string; natsListen: string };
+  /** The resolved options (all ports and the state dir filled in), for a restart. */
+  options: BackendOptions;
+  proc: Proc;
+  /** getJson(apiUrl + path, init). */
+  get<B = any>(path: string, init?: Parameters<typeof getJson>[1]): Promise<JsonResponse<B>>;
+  /** GET /health. */
+  health(): Promise<JsonResponse>;
+  /** The JSON log lines so far (stderr and stdout). */
+  logs(): Record<string, any>[];
+  /** SIGTERM, wait up to timeoutMs (default 10 s), then SIGKILL. */
+  stop(timeoutMs?: number): Promise<ProcExit>;
+  /**
+   * Sends `signal` to the backend's process group. For SIGKILL/SIGTERM/SIGINT
+   * it waits for the exit; SIGSTOP/SIGCONT return right away.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startBackend(o: BackendOptions): Promise<Backend> {
+  const apiPort = o.apiPort ?? (await freePort());
+  const agentPort = o.agentPort ?? (await freePort());
+  const stateDir = o.stateDir ?? tempDir(`backend-${o.name}`);
+  const external = o.etcdUrl !== undefined || o.natsUrl !== undefined;
+  if (external && (o.etcdUrl === undefined || o.natsUrl === undefined)) {
+    throw new Error('startBackend: give both etcdUrl and natsUrl (external mode) or neither (embedded mode)');
+  }
+  const options: BackendOptions = { ...o, apiPort, agentPort, stateDir };
+  const args = [
+    'start',
+    '--name', o.name,
+    '--state-dir', stateDir,
+    '--api-host', '127.0.0.1',
+    '--api-port', String(apiPort),
+    '--agent-host', '127.0.0.1',
+    '--agent-port', String(agentPort),
+    '--log-level', o.logLevel ?? 'debug',
+    '--cluster-lease-ttl', String(o.leaseTtl ?? 5),
+  ];
+  let embedded: Backend['embedded'];
+  if (external) {
+    args.push('--etcd-client-urls', o.etcdUrl!, '--nats-url', o.natsUrl!);
+  } else {
+    const etcdClientPort = o.etcdClientPort ?? (await freePort());
+    const etcdPeerPort = o.etcdPeerPort ?? (await freePort());
+    const natsPort = o.natsPort ?? (await freePort());
+    Object.assign(options, { etcdClientPort, etcdPeerPort, natsPort });
+    embedded = {
+      etcdClientUrl: `http://127.0.0.1:${etcdClientPort}`,
+      etcdPeerUrl: `http://127.0.0.1:${etcdPeerPort}`,
+      natsListen: `127.0.0.1:${natsPort}`,
+    };
+    args.push(
+      '--etcd-listen-client-urls', embedded.etcdClientUrl,
+      '--etcd-listen-peer-urls', embedded.etcdPeerUrl,
+      '--nats-listen', embedded.natsListen,
+    );
+  }
+  args.push(...(o.extraArgs ?? []));
+
+  const proc = Proc.start(`backend:${o.name}`, BACKEND_BIN, args, { env: o.env });
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const backend: Backend = {
+    name: o.name,
+    apiUrl,
+    agentUrl: `ws://127.0.0.1:${agentPort}`,
+    apiPort,
+    agentPort,
+    stateDir,
+    embedded,
+    options,
+    proc,
+    get: (path, init) => getJson(apiUrl + path, init),
+    health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
+    logs: () => proc.jsonLines(),
+    stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (signal === 'SIGKILL') {
+        await proc.kill();
+        return;
+      }
+      proc.signal(signal);
+      if (signal === 'SIGTERM' || signal === 'SIGINT') await proc.exited;
+    },
+  };
+
+  const timeoutMs = o.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    if (!proc.running) {
+      await proc.drained();
+      throw new Error(
+        `backend ${o.name} exited before becoming ready (code=${proc.exit?.code} signal=${proc.exit?.signal})\n` +
+          `command: ${BACKEND_BIN} ${args.join(' ')}\nlast lines:\n${proc.tail(40)}`,
+      );
+    }
+    try {
+      const res = await getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) return backend;
+      last = `status ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) {
+      await proc.kill();
+      throw new Error(
+        `backend ${o.name} not ready after ${timeoutMs}ms (last /health: ${last})\n` +
+          `command: ${BACKEND_BIN} ${args.join(' ')}\nlast lines:\n${proc.tail(40)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * A single-member etcd for tests, on free loopback ports, data in a temp dir.
+ */
+import { freePort } from './ports.ts';
+import { Proc, findExecutable } from './proc.ts';
+import { tempDir } from './tmp.ts';
+
+export interface EtcdOptions {
+  /** Member name (default "etcd-test"). */
+  name?: string;
+  /** Reuse a data dir (restart); default a fresh tempDir. */
+  dataDir?: string;
+  /** Reuse ports (restart); default fresh free ports. */
+  clientPort?: number;
+  peerPort?: number;
+  extraArgs?: string[];
+  /** Default 20000. */
+  readyTimeoutMs?: number;
+}
+
+export interface EtcdServer {
+  /** http://127.0.0.1:<clientPort> */
+  url: string;
+  clientPort: number;
+  peerPort: number;
+  dataDir: string;
+  name: string;
+  proc: Proc;
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+export function etcdBinary(): string {
+  return findExecutable('etcd', { candidates: ['/usr/bin/etcd'], extraDirs: ['/usr/local/bin'] });
+}
+
+export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
+  const name = opts.name ?? 'etcd-test';
+  const clientPort = opts.clientPort ?? (await freePort());
+  const peerPort = opts.peerPort ?? (await freePort());
+  const dataDir = opts.dataDir ?? tempDir('etcd');
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const args = [
+    '--name', name,
+    '--data-dir', dataDir,
+    '--listen-client-urls', url,
+    '--advertise-client-urls', url,
+    '--listen-peer-urls', peerUrl,
+    '--initial-advertise-peer-urls', peerUrl,
+    '--initial-cluster', `${name}=${peerUrl}`,
+    '--initial-cluster-state', 'new',
+    '--initial-cluster-token', `monitor-test-${process.pid}-${++counter}`,
+    '--log-level', 'error',
+    '--logger', 'zap',
+    ...(opts.extraArgs ?? []),
+  ];
+  // ETCD_* variables from the environment would silently change the flags above
+  const env: Record<string, string | undefined> = {};
+  for (const k of Object.keys(process.env)) if (k.startsWith('ETCD_')) env[k] = undefined;
+  const proc = Proc.start(`etcd:${clientPort}`, etcdBinary(), args, { env });
+  const stop = async () => {
+    await proc.stop(5000);
+  };
+
+  const timeoutMs = opts.readyTimeoutMs ?? 20_000;
+  const deadline = Date.now() + timeoutMs;
+  let lastErr = '';
+  for (;;) {
+    if (!proc.running) {
+      await proc.drained();
+      throw new Error(`etcd exited before becoming healthy (code=${proc.exit?.code} signal=${proc.exit?.signal}); last lines:\n${proc.tail(40)}`);
+    }
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+      const body = (await res.json()) as { health?: string };
+      if (body.health === 'true') break;
+      lastErr = `health=${JSON.stringify(body)}`;
+    } catch (err) {
+      lastErr = (err as Error).message;
+    }
+    if (Date.now() > deadline) {
+      await proc.kill();
+      throw new Error(`etcd not healthy after ${timeoutMs}ms (${lastErr}); last lines:\n${proc.tail(40)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, clientPort, peerPort, dataDir, name, proc, stop };
+}

@@ -1,0 +1,32 @@
+/**
+ * Shared test harness: real etcd, nats-server, backend and agent processes on
+ * free loopback ports, plus small helpers. Import from tests as
+ * `../harness/index.ts`.
+ *
+ * uvu pitfall: an error thrown in `test.before(...)` is swallowed silently by
+ * uvu 0.5.6 (no message, exit code 0; the suite's tests just all count as not
+ * passed). Wrap before hooks in `loud(...)` so the reason is printed.
+ */
+export * from './ports.ts';
+export * from './tmp.ts';
+export * from './proc.ts';
+export * from './http.ts';
+export * from './etcd.ts';
+export * from './nats.ts';
+export * from './backend.ts';
+export * from './agent.ts';
+
+/**
+ * Wraps a hook so that an error it throws is printed to stderr before being
+ * rethrown: `test.before(loud(async () => { ... }))`.
+ */
+export function loud<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      process.stderr.write(`[harness] hook failed: ${(err as Error)?.stack ?? String(err)}\n`);
+      throw err;
+    }
+  };
+}

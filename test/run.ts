@@ -1,0 +1,337 @@
+/**
+ * Test runner: node --import tsx test/run.ts [substring filters...]
+ *
+ * Finds every test/**\/*.test.ts (except under test/harness and test/fixtures),
+ * ordered test/unit, test/integration, test/e2e, test/cluster, then the rest,
+ * alphabetical inside each group. Positional arguments keep only the files
+ * whose path (relative to the repo root) contains one of them.
+ *
+ * Each file runs as its own process `node --import tsx <file>`, one after the
+ * other, in its own process group, with a timeout (300 s, or the value of a
+ * `// suite-timeout: <seconds>` comment in the file's first 20 lines). On
+ * timeout the whole group is SIGKILLed. After every suite, leftover processes
+ * are SIGKILLed too: the suite's own group, and every group the harness
+ * recorded in MONITOR_TEST_PGID_FILE (the harness spawns etcd, nats-server,
+ * backends and agents in groups of their own, which a SIGKILLed suite cannot
+ * clean up itself); then the temp dirs the harness recorded in
+ * MONITOR_TEST_TMP_FILE are removed (unless MONITOR_TEST_KEEP_TMP=1).
+ *
+ * Counting. uvu 0.5.6 ends each run with
+ *     Total:     N
+ *     Passed:    N
+ *     Skipped:   N
+ * Verified here with a small experiment (4 tests: 2 pass, 1 fail, 1 test.skip
+ * -> "Total: 3, Passed: 2, Skipped: 1", exit 1): `Total` counts the tests that
+ * were executed, failures included, and does NOT include skipped tests
+ * (test.skip, or the tests left out by test.only, which are counted in
+ * Skipped). So failed = Total - Passed; Skipped is reported separately.
+ * Also verified:
+ *  - an error thrown in a `before` hook is swallowed by uvu: nothing printed,
+ *    "Total: 2, Passed: 0", exit 0. Counting Total - Passed (rather than
+ *    trusting the exit code) turns that into 2 failures;
+ *  - an error thrown in an `after` hook crashes the process with no summary
+ *    (exit 1);
+ *  - `.run()` called after an await prints a second summary: summaries are
+ *    summed.
+ * A suite is also charged 1 extra failure when it exits non-zero while its
+ * summaries show no failure (or it printed none), when it exits 0 without any
+ * summary, or when it times out (whatever it had reported is kept).
+ *
+ * Output: the suite's stdout and stderr are passed through to our stdout,
+ * then one line `suite <file>: N passed, N failed (Xs)`. The last line of the
+ * run is exactly `N passed, N failed`; exit 1 if anything failed or nothing
+ * ran.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TEST_DIR = path.join(ROOT, 'test');
+const DEFAULT_TIMEOUT_S = 300;
+const GROUPS = ['test/unit/', 'test/integration/', 'test/e2e/', 'test/cluster/'];
+const SKIP_DIRS = new Set(['test/harness', 'test/fixtures', 'test/node_modules']);
+
+function findTests(dir: string, out: string[] = []): string[] {
+  for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+    const abs = path.join(dir, ent.name);
+    const rel = path.relative(ROOT, abs).split(path.sep).join('/');
+    if (ent.isDirectory()) {
+      if (!SKIP_DIRS.has(rel) && !ent.name.startsWith('.')) findTests(abs, out);
+    } else if (ent.isFile() && ent.name.endsWith('.test.ts')) {
+      out.push(rel);
+    }
+  }
+  return out;
+}
+
+function groupOf(rel: string): number {
+  const i = GROUPS.findIndex((g) => rel.startsWith(g));
+  return i < 0 ? GROUPS.length : i;
+}
+
+function suiteTimeoutSeconds(rel: string): number {
+  const head = fs.readFileSync(path.join(ROOT, rel), 'utf8').split('\n').slice(0, 20);
+  for (const line of head) {
+    const m = /^\s*\/\/\s*suite-timeout:\s*(\d+)\s*$/.exec(line);
+    if (m) return Number(m[1]);
+  }
+  return DEFAULT_TIMEOUT_S;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g;
+
+interface Summary {
+  total: number;
+  passed: number;
+  skipped: number;
+  count: number;
+}
+
+/** Reads uvu summaries from stdout lines: "Total:" then "Passed:" then "Skipped:" on consecutive lines. */
+class SummaryParser {
+  readonly sum: Summary = { total: 0, passed: 0, skipped: 0, count: 0 };
+  private partial = '';
+  private pending: { total: number; passed?: number } | undefined;
+
+  feed(chunk: string): void {
+    const parts = (this.partial + chunk).split('\n');
+    this.partial = parts.pop() ?? '';
+    for (const p of parts) this.line(p);
+  }
+
+  end(): void {
+    if (this.partial) this.line(this.partial);
+    this.partial = '';
+  }
+
+  private line(raw: string): void {
+    const line = raw.replace(ANSI, '').replace(/\r$/, '');
+    const m = /^\s*(Total|Passed|Skipped):\s+(\d+)\s*$/.exec(line);
+    if (!m) {
+      this.pending = undefined;
+      return;
+    }
+    const n = Number(m[2]);
+    if (m[1] === 'Total') this.pending = { total: n };
+    else if (m[1] === 'Passed' && this.pending && this.pending.passed === undefined) this.pending.passed = n;
+    else if (m[1] === 'Skipped' && this.pending?.passed !== undefined) {
+      this.sum.total += this.pending.total;
+      this.sum.passed += this.pending.passed;
+      this.sum.skipped += n;
+      this.sum.count++;
+      this.pending = undefined;
+    } else this.pending = undefined;
+  }
+}
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGCONT');
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* ESRCH: already gone */
+  }
+}
+
+/** "pid:comm" of the live (non-zombie) processes in group pgid (Linux /proc). */
+function groupMembers(pgid: number): string[] {
+  const out: string[] = [];
+  let entries: string[] = [];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[2]) === pgid && rest[0] !== 'Z') out.push(`${e}:${comm}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** SIGKILLs the recorded groups that still exist; returns a description of each. */
+function killRecordedGroups(file: string): string[] {
+  const killed: string[] = [];
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return killed;
+  }
+  for (const pgid of new Set(text.split('\n').map(Number).filter((x) => Number.isInteger(x) && x > 1))) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      continue; // group gone
+    }
+    const members = groupMembers(pgid);
+    if (members.length === 0 && fs.existsSync('/proc/self')) continue; // only zombies waiting to be reaped
+    killed.push(`${pgid} [${members.join(' ')}]`);
+    killGroup(pgid);
+  }
+  fs.writeFileSync(file, '');
+  return killed;
+}
+
+/** Removes the temp dirs the harness recorded (normally already gone via its exit hook). */
+function removeRecordedDirs(file: string): void {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return;
+  }
+  if (process.env.MONITOR_TEST_KEEP_TMP !== '1') {
+    for (const dir of new Set(text.split('\n').filter((d) => path.isAbsolute(d)))) {
+      try {
+        fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
+      } catch {
+        /* best effort */
+      }
+    }
+  }
+  fs.writeFileSync(file, '');
+}
+
+interface RecordFiles {
+  pgids: string;
+  dirs: string;
+}
+
+let current: { pgid: number; files: RecordFiles } | undefined;
+
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => {
+    if (current) {
+      killGroup(current.pgid);
+      killRecordedGroups(current.files.pgids);
+      removeRecordedDirs(current.files.dirs);
+      fs.rmSync(current.files.pgids, { force: true });
+      fs.rmSync(current.files.dirs, { force: true });
+    }
+    process.stdout.write(`\ninterrupted by ${sig}\n`);
+    process.exit(130);
+  });
+}
+
+interface SuiteResult {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
+  const timeoutS = suiteTimeoutSeconds(rel);
+  fs.writeFileSync(files.pgids, '');
+  fs.writeFileSync(files.dirs, '');
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', rel], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MONITOR_TEST_PGID_FILE: files.pgids, MONITOR_TEST_TMP_FILE: files.dirs },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const parser = new SummaryParser();
+    let timedOut = false;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => {
+      process.stdout.write(c);
+      parser.feed(c);
+    });
+    child.stderr.on('data', (c: string) => process.stdout.write(c));
+    if (child.pid !== undefined) current = { pgid: child.pid, files };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      process.stdout.write(`\nsuite ${rel}: TIMEOUT after ${timeoutS}s, killing its process group\n`);
+      if (child.pid !== undefined) killGroup(child.pid);
+    }, timeoutS * 1000);
+
+    let spawnError: Error | undefined;
+    child.once('error', (err) => {
+      spawnError = err;
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (child.pid !== undefined) killGroup(child.pid); // stragglers in the suite's group
+      const leftovers = killRecordedGroups(files.pgids);
+      removeRecordedDirs(files.dirs);
+      current = undefined;
+      // let the pipes deliver what is left (bounded: a stray holder of the pipe must not hang us)
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        parser.end();
+        const s = parser.sum;
+        let failed = s.total - s.passed;
+        const notes: string[] = [];
+        if (spawnError) notes.push(`could not start: ${spawnError.message}`);
+        if (timedOut) {
+          failed += 1;
+          notes.push(`timed out after ${timeoutS}s`);
+        } else if (s.count === 0) {
+          failed += 1;
+          notes.push(`no uvu summary (exit code ${code}, signal ${signal})`);
+        } else if (code !== 0 && failed === 0) {
+          failed += 1;
+          notes.push(`exit code ${code}, signal ${signal} despite a clean summary`);
+        }
+        if (leftovers.length > 0) notes.push(`killed leftover process group(s): ${leftovers.join(', ')}`);
+        if (notes.length) process.stdout.write(`\nsuite ${rel}: ${notes.join('; ')}\n`);
+        resolve({ passed: s.passed, failed, skipped: s.skipped });
+      };
+      child.once('close', finish);
+      setTimeout(finish, 2000).unref();
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const filters = process.argv.slice(2);
+  const files = findTests(TEST_DIR)
+    .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+    .sort((a, b) => groupOf(a) - groupOf(b) || (a < b ? -1 : a > b ? 1 : 0));
+
+  const records: RecordFiles = {
+    pgids: path.join(os.tmpdir(), `monitor-test-pgids-${process.pid}`),
+    dirs: path.join(os.tmpdir(), `monitor-test-dirs-${process.pid}`),
+  };
+  const started = Date.now();
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  try {
+    if (files.length === 0) process.stdout.write(`no test files matched${filters.length ? ` ${JSON.stringify(filters)}` : ''}\n`);
+    for (const rel of files) {
+      process.stdout.write(`\n=== ${rel}\n`);
+      const t0 = Date.now();
+      const r = await runSuite(rel, records);
+      passed += r.passed;
+      failed += r.failed;
+      skipped += r.skipped;
+      const secs = ((Date.now() - t0) / 1000).toFixed(1);
+      process.stdout.write(`suite ${rel}: ${r.passed} passed, ${r.failed} failed (${secs}s)\n`);
+    }
+  } finally {
+    fs.rmSync(records.pgids, { force: true });
+    fs.rmSync(records.dirs, { force: true });
+  }
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`\n${files.length} suite(s), ${skipped} skipped, ${secs}s\n`);
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  return failed > 0 || passed + failed === 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
