@@ -157,7 +157,7 @@ test('nats-server starts with JetStream and accepts a nats client; stop() leaves
   } finally {
     await nc.close();
   }
-  assert.ok(readFileSync(join(stateDir, 'nats', 'nats.conf'), 'utf8').includes(`store_dir: "${join(stateDir, 'nats', 'jetstream')}"`));
+  assert.ok(readFileSync(join(stateDir, 'nats', 'nats.conf'), 'utf8').includes(`store_dir: "${join(stateDir, 'nats')}"`));
   await nats.stop();
   assert.not.ok(isAlive(pid!), 'nats-server still running after stop()');
   assert.equal(guardiansOf(pid!), []);
