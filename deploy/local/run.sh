@@ -48,6 +48,6 @@ cat <<INFO
   Ctrl-C stops everything.
 
 INFO
+# Ctrl-C reaches every process of the group; when one of the two exits for any reason, stop the other.
 wait -n "$backend_pid" "$agent_pid"
-echo "a process exited; stopping the rest"
 stop

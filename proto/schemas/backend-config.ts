@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import * as v from 'valibot';
 import type { FlagSpec } from '../config-loader.ts';
 import { LOG_LEVELS } from '../log.ts';
@@ -31,7 +32,8 @@ const HostPort = v.pipe(v.string(), v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]
 
 export const BackendConfig = v.object({
   'config-file': v.string(),
-  'state-dir': v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  // Absolute, because children (etcd, nats-server) run in directories of their own.
+  'state-dir': v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.transform((p) => resolve(p))),
   name: Name,
   'api-host': v.string(),
   'api-port': Port,
