@@ -37,11 +37,19 @@ export class VerifiedCache {
     const key = createHash('sha256').update(stored).update('\u0000').update(password).digest('base64');
     const until = this.ok.get(key);
     if (until !== undefined && until > Date.now()) return true;
-    const good = await verifyPassword(password, stored);
+    // Agents reconnecting together after a restart ask at once: one KDF run answers them all.
+    let pending = this.running.get(key);
+    if (!pending) {
+      pending = verifyPassword(password, stored).finally(() => this.running.delete(key));
+      this.running.set(key, pending);
+    }
+    const good = await pending;
     if (good) {
       if (this.ok.size >= this.max) this.ok.clear();
       this.ok.set(key, Date.now() + this.ttlMs);
     }
     return good;
   }
+
+  private readonly running = new Map<string, Promise<boolean>>();
 }
