@@ -112,6 +112,24 @@ test('flags override the environment, which overrides the config file', loud(asy
   }
 }));
 
+test('a killed embedded nats-server or etcd is restarted and the backend keeps serving', loud(async () => {
+  const b = await startBackend({ name: 'embedded-restart' });
+  backends.push(b);
+  const agent = await startAgent({ name: 'steady', backendUrls: [b.agentUrl], keepaliveInterval: 1, warning: 30 });
+  const seen = async () => (await b.get('/api/core/v2/namespaces/default/events/steady/keepalive')).body?.check?.executed as number | undefined;
+  await waitFor(seen, { timeoutMs: 20000, what: 'the first keepalive' });
+  for (const child of ['nats-server', 'etcd']) {
+    const pid = Number(readFileSync(join(b.stateDir, `${child}.pid`), 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    await waitFor(async () => { const p = Number(readFileSync(join(b.stateDir, `${child}.pid`), 'utf8')); return p !== pid && alive(p) ? p : undefined; }, { timeoutMs: 15000, what: `${child} to be restarted` });
+    const before = (await seen())!;
+    await waitFor(async () => ((await seen()) ?? 0) > before + 1 || undefined, { timeoutMs: 20000, what: `keepalives to flow after ${child} restarted` });
+  }
+  assert.is((await b.health()).status, 200);
+  await agent.kill();
+  await b.stop();
+}));
+
 test('embedded etcd and NATS die with a SIGKILLed backend; the next start reuses the data', loud(async () => {
   const b = await startBackend({ name: 'embedded-kill' });
   backends.push(b);
