@@ -109,7 +109,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     shards.start();
     stops.push(() => shards.stop());
 
-    const actors = new ActorClient(nats, SHARD_COUNT);
+    const actors = new ActorClient(nats, SHARD_COUNT, host);
     const gateway = new AgentGateway({ host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, actors, nats, log: log.child({ component: 'agents' }) });
     await gateway.start();
     stops.push(() => gateway.stop());

@@ -4,8 +4,10 @@
 // common characters readable.
 
 const SAFE = /^[A-Za-z0-9_-]$/;
+const ALL_SAFE = /^[A-Za-z0-9_-]+$/;
 
 export function encodeToken(value: string): string {
+  if (ALL_SAFE.test(value)) return value;
   if (value === '') return '=';
   let out = '';
   for (const ch of value) {

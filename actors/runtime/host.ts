@@ -1,32 +1,17 @@
 import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../proto/log.ts';
+import { Cell, decodeRecord, encodeRecord, sideKey, splitSideKey } from './cell.ts';
 import { shardOf } from './hash.ts';
-import { Mailbox } from './mailbox.ts';
 import type { InboundMsg, KvStore, NatsAdapter } from './nats.ts';
+import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
 import { TimerHeap, type TimerEntry } from './timers.ts';
-import { ActorError, type ActorBehavior, type ActorRecord, type TimerSpec, type Turn } from './types.ts';
-import { encodeReply } from './reply.ts';
+import { TurnImpl } from './turn.ts';
+import { ActorError, Fenced, type ActorBehavior, type TimerSpec, type Turn } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
 const SEEN_LIMIT = 16;
 const HANDOFF_DRAIN_MS = 10_000;
-
-/** Thrown inside a turn when the shard was lost under it: nothing is written, nothing replied. */
-class Fenced extends Error { constructor() { super('shard no longer owned'); this.name = 'Fenced'; } }
-
-interface SideRecord { value: unknown; revision: number }
-
-class Cell {
-  readonly mailbox = new Mailbox();
-  record: ActorRecord<unknown> | undefined;
-  revision = 0;
-  loaded = false;
-  readonly side = new Map<string, SideRecord>();
-  readonly inflight = new Map<string, Promise<unknown>>();
-  lastUsed = Date.now();
-  constructor(readonly behavior: ActorBehavior<unknown>, readonly id: string, readonly shard: number, readonly key: string) {}
-}
 
 interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
 
@@ -54,11 +39,12 @@ export class ActorHost implements ShardHost {
   private readonly timers: TimerHeap;
   private readonly writer: RecordWriter;
   private readonly sweep: NodeJS.Timeout;
+  private readonly debug: boolean;
+  private readonly readSide = (cell: Cell, bucket: string, key: string) => this.loadSide(cell, bucket, key);
   /** Turns committed by this node, for metrics and tests. */
   committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */
   verifyOwnership: ((shard: number) => Promise<boolean>) | undefined;
-  private readonly debug: boolean;
 
   constructor(private readonly opts: ActorHostOptions) {
     for (const b of opts.behaviors) this.behaviors.set(b.kind, b);
@@ -79,20 +65,18 @@ export class ActorHost implements ShardHost {
     const acquiredAt = Date.now();
     // Re-arm every deadline of the shard from its records before taking messages.
     for (const b of this.behaviors.values()) {
-      const store = this.store(b.bucket);
-      const entries = await store.list(`${shardToken(shard)}.>`);
-      for (const e of entries) {
+      for (const e of await this.store(b.bucket).list(`${shardToken(shard)}.>`)) {
         const record = decodeRecord(e.value);
         if (!record) continue;
         const cell = this.cell(b, record.id, shard);
-        if (!cell.loaded) { cell.record = record; cell.revision = e.revision; cell.loaded = true; }
+        if (!cell.loaded) cell.adopt(record, e.revision);
         for (const [name, spec] of Object.entries(record.timers)) this.arm(cell, name, spec, acquiredAt);
       }
     }
     if (!this.opts.guard()) throw new Fenced();
     const sub = this.opts.nats.subscribe(subjects.actorShard(shard), (m) => this.onMessage(shard, m));
     this.shards.set(shard, { fence, unsubscribe: sub.unsubscribe, acquiredAt });
-    this.opts.log.debug('shard activated', { shard, fence, timers: this.timers.size });
+    if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.timers.size });
   }
 
   async deactivate(shard: number): Promise<void> {
@@ -119,13 +103,33 @@ export class ActorHost implements ShardHost {
     for (const c of [...this.cells.values()]) if (c.shard === shard) this.cells.delete(c.key);
   }
 
-  /** Runs a turn on an actor of an owned shard from inside this node (used by timers and tests). */
+  /**
+   * Delivers a message to an actor this node owns without a trip through NATS, with the same
+   * ordering, dedupe and fencing as a mailbox message. Undefined when the actor lives elsewhere.
+   */
+  deliverLocal(kind: string, id: string, type: string, body: unknown, msgId: string | undefined): Promise<unknown> | undefined {
+    const shard = shardOf(kind, id, this.opts.shardCount);
+    if (!this.opts.guard() || !this.shards.has(shard)) return undefined;
+    const behavior = this.behaviors.get(kind);
+    if (!behavior) return undefined;
+    return this.dispatch(this.cell(behavior, id, shard), type, body, msgId);
+  }
+
+  private dispatch(cell: Cell, type: string, body: unknown, msgId: string | undefined): Promise<unknown> {
+    const running = msgId ? cell.inflight.get(msgId) : undefined;
+    if (running) return running;
+    const result = cell.mailbox.post(() => this.turn(cell, msgId, (t) => cell.behavior.receive(t, type, body)));
+    if (msgId) {
+      cell.inflight.set(msgId, result);
+      void result.then(() => cell.inflight.delete(msgId), () => cell.inflight.delete(msgId));
+    }
+    return result;
+  }
+
   private onMessage(shard: number, m: InboundMsg): void {
     if (!this.opts.guard() || !this.shards.has(shard)) return; // a stale owner stays silent
     const kind = m.header(actorHeaders.kind) ?? '';
     const id = m.header(actorHeaders.id) ?? '';
-    const type = m.header(actorHeaders.type) ?? '';
-    const msgId = m.header(actorHeaders.msgId);
     const behavior = this.behaviors.get(kind);
     if (!behavior) { m.respond(encodeReply({ error: new ActorError('invalid', `unknown actor kind "${kind}"`) })); return; }
     if (!id || shardOf(kind, id, this.opts.shardCount) !== shard) {
@@ -133,22 +137,15 @@ export class ActorHost implements ShardHost {
       return;
     }
     let body: unknown;
-    try { body = m.data.length ? JSON.parse(Buffer.from(m.data).toString('utf8')) : undefined; }
+    try { body = m.data.length ? JSON.parse(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength).toString('utf8')) : undefined; }
     catch { m.respond(encodeReply({ error: new ActorError('invalid', 'message body is not JSON') })); return; }
 
-    const cell = this.cell(behavior, id, shard);
-    const running = msgId ? cell.inflight.get(msgId) : undefined;
-    const result = running ?? cell.mailbox.post(() => this.turn(cell, msgId, (t) => behavior.receive(t, type, body)));
-    if (msgId && !running) {
-      cell.inflight.set(msgId, result);
-      void result.catch(() => {}).finally(() => cell.inflight.delete(msgId));
-    }
-    result.then(
+    this.dispatch(this.cell(behavior, id, shard), m.header(actorHeaders.type) ?? '', body, m.header(actorHeaders.msgId)).then(
       (value) => m.respond(encodeReply({ value })),
       (err: unknown) => {
         if (err instanceof Fenced) return;
         if (err instanceof ActorError) { m.respond(encodeReply({ error: err })); return; }
-        this.opts.log.error('actor turn failed', { kind, id, type, error: (err as Error).message });
+        this.opts.log.error('actor turn failed', { kind, id, error: (err as Error).message });
         m.respond(encodeReply({ error: new ActorError('internal', (err as Error).message) }));
       },
     );
@@ -163,7 +160,7 @@ export class ActorHost implements ShardHost {
       // A newer deadline replaced this one after it was queued: nothing to do.
       if (t.timer(e.name)?.at !== e.at) return;
       t.clearTimer(e.name);
-      this.opts.log.debug('deadline fired', { actor: `${e.kind}/${e.id}`, timer: e.name, at: e.at, late_ms: Date.now() - e.at });
+      if (this.debug) this.opts.log.debug('deadline fired', { actor: `${e.kind}/${e.id}`, timer: e.name, at: e.at, late_ms: Date.now() - e.at });
       await behavior.fire(t, e.name, e.at);
     })).catch((err) => {
       if (!(err instanceof Fenced)) this.opts.log.error('timer turn failed', { actor: `${e.kind}/${e.id}`, timer: e.name, error: (err as Error).message });
@@ -178,37 +175,29 @@ export class ActorHost implements ShardHost {
     this.assertOwned(cell.shard);
     cell.lastUsed = Date.now();
     if (!cell.loaded) await this.load(cell);
-    const record: ActorRecord<unknown> = cell.record ?? { id: cell.id, timers: {}, seen: [] };
-    if (msgId && record.seen.includes(msgId)) return { duplicate: true };
+    if (msgId && cell.seen.includes(msgId)) return { duplicate: true };
 
-    const turn = new TurnImpl(cell, record, this, this.opts.log);
+    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
     let result: R;
     try {
       result = await body(turn);
     } catch (err) {
-      // The actor refused the message: nothing it staged is applied.
-      if (err instanceof ActorError) throw err;
+      // Turns work in place: whatever the actor touched before failing is thrown away with the cell.
       this.evict(cell);
       throw err;
     }
     this.assertOwned(cell.shard);
 
-    const next: ActorRecord<unknown> = { id: cell.id, state: turn.state, timers: turn.timers, seen: record.seen };
-    const recordChanged = turn.touched;
-    if (recordChanged && msgId) next.seen = [...record.seen, msgId].slice(-SEEN_LIMIT);
+    const stateJson = JSON.stringify(turn.state ?? null);
+    const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
+    const seen = recordChanged && msgId ? [...cell.seen, msgId].slice(-SEEN_LIMIT) : cell.seen;
     try {
       const writes: Promise<void>[] = [];
       if (recordChanged) {
-        writes.push(this.writer.put(cell.behavior.bucket, cell.key, encodeRecord(next), cell.revision).then((rev) => { cell.revision = rev; }));
+        const data = encodeRecord(cell.id, stateJson, turn.timers, seen);
+        writes.push(this.writer.put(cell.behavior.bucket, cell.key, data, cell.revision).then((rev) => { cell.revision = rev; }));
       }
-      for (const [sideKey, w] of turn.sideWrites) {
-        const [bucket, key] = splitSideKey(sideKey);
-        const known = cell.side.get(sideKey) ?? { value: undefined, revision: await this.readRevision(bucket, key) };
-        const value = w.value === undefined ? undefined : w.value;
-        writes.push((value === undefined
-          ? this.writer.remove(bucket, key, known.revision).then((rev) => { cell.side.set(sideKey, { value: undefined, revision: rev }); })
-          : this.writer.put(bucket, key, Buffer.from(JSON.stringify(value)), known.revision).then((rev) => { cell.side.set(sideKey, { value, revision: rev }); })));
-      }
+      for (const [sk, w] of turn.sideWrites) writes.push(this.writeSide(cell, sk, w.value));
       await Promise.all(writes);
     } catch (err) {
       this.opts.log.warn('state write failed; reloading the actor', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
@@ -219,27 +208,35 @@ export class ActorHost implements ShardHost {
     // landed (the new owner will see it), but we must not claim it with a reply.
     this.assertOwned(cell.shard);
     if (recordChanged) {
-      cell.record = next;
-      this.syncTimers(cell, record.timers, next.timers);
+      const before = cell.timers;
+      cell.state = turn.state;
+      cell.stateJson = stateJson;
+      cell.timers = turn.timers;
+      cell.seen = seen;
+      this.syncTimers(cell, before, turn.timers);
     }
-    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgId, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
     this.committedTurns++;
+    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgId, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
     return result;
   }
 
-  private async readRevision(bucket: string, key: string): Promise<number> {
-    const e = await this.store(bucket).get(key);
-    return e?.revision ?? 0;
+  private async writeSide(cell: Cell, sk: string, value: unknown): Promise<void> {
+    const [bucket, key] = splitSideKey(sk);
+    const revision = cell.side.get(sk)?.revision ?? (await this.store(bucket).get(key))?.revision ?? 0;
+    const rev = value === undefined
+      ? await this.writer.remove(bucket, key, revision)
+      : await this.writer.put(bucket, key, Buffer.from(JSON.stringify(value)), revision);
+    cell.side.set(sk, { value, revision: rev });
   }
 
   /** Cached read of a side record with its revision, for the compare-and-set of the next write. */
-  async readSide(cell: Cell, bucket: string, key: string): Promise<unknown> {
-    const sideKey = `${bucket}\u0000${key}`;
-    const cached = cell.side.get(sideKey);
+  private async loadSide(cell: Cell, bucket: string, key: string): Promise<unknown> {
+    const sk = sideKey(bucket, key);
+    const cached = cell.side.get(sk);
     if (cached) return cached.value;
     const e = await this.store(bucket).get(key);
-    const value = e && !e.deleted ? JSON.parse(Buffer.from(e.value).toString('utf8')) : undefined;
-    cell.side.set(sideKey, { value, revision: e?.revision ?? 0 });
+    const value = e && !e.deleted ? JSON.parse(Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8')) : undefined;
+    cell.side.set(sk, { value, revision: e?.revision ?? 0 });
     return value;
   }
 
@@ -257,9 +254,7 @@ export class ActorHost implements ShardHost {
 
   private async load(cell: Cell): Promise<void> {
     const e = await this.store(cell.behavior.bucket).get(cell.key);
-    if (e && !e.deleted) { cell.record = decodeRecord(e.value); cell.revision = e.revision; }
-    else { cell.record = undefined; cell.revision = e?.revision ?? 0; }
-    cell.loaded = true;
+    cell.adopt(e && !e.deleted ? decodeRecord(e.value) : undefined, e?.revision ?? 0);
   }
 
   /**
@@ -276,7 +271,7 @@ export class ActorHost implements ShardHost {
     const fresh = this.cell(cell.behavior, cell.id, cell.shard);
     await fresh.mailbox.post(async () => {
       if (!fresh.loaded) await this.load(fresh);
-      for (const [name, spec] of Object.entries(fresh.record?.timers ?? {})) this.arm(fresh, name, spec);
+      for (const [name, spec] of Object.entries(fresh.timers)) this.arm(fresh, name, spec);
     }).catch((err) => this.opts.log.warn('reloading an actor failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
   }
 
@@ -310,55 +305,3 @@ export class ActorHost implements ShardHost {
 }
 
 const timerKey = (cell: Cell, name: string) => `${cell.key}\u0000${name}`;
-const splitSideKey = (k: string): [string, string] => { const i = k.indexOf('\u0000'); return [k.slice(0, i), k.slice(i + 1)]; };
-
-function encodeRecord(r: ActorRecord<unknown>): Buffer { return Buffer.from(JSON.stringify(r)); }
-function decodeRecord(data: Uint8Array): ActorRecord<unknown> | undefined {
-  try {
-    const r = JSON.parse(Buffer.from(data).toString('utf8')) as ActorRecord<unknown>;
-    return typeof r?.id === 'string' ? { ...r, timers: r.timers ?? {}, seen: r.seen ?? [] } : undefined;
-  } catch { return undefined; }
-}
-
-class TurnImpl implements Turn<unknown> {
-  readonly kind: string;
-  readonly id: string;
-  readonly shard: number;
-  readonly now = Date.now();
-  state: unknown;
-  timers: Record<string, TimerSpec>;
-  readonly sideWrites = new Map<string, { value: unknown }>();
-  private timersChanged = false;
-  private readonly initialState: string;
-
-  constructor(private readonly cell: Cell, record: ActorRecord<unknown>, private readonly host: ActorHost, readonly log: Logger) {
-    this.kind = cell.behavior.kind;
-    this.id = cell.id;
-    this.shard = cell.shard;
-    // Turns work on a copy: a turn that throws leaves the cell's state untouched.
-    this.state = record.state === undefined ? undefined : structuredClone(record.state);
-    this.initialState = JSON.stringify(record.state ?? null);
-    this.timers = { ...record.timers };
-  }
-
-  /** Whether the actor's own record must be written. */
-  get touched(): boolean { return this.timersChanged || JSON.stringify(this.state ?? null) !== this.initialState; }
-
-  setTimer(name: string, at: number, graceMs?: number): void {
-    this.timers[name] = graceMs ? { at, grace: graceMs } : { at };
-    this.timersChanged = true;
-  }
-  clearTimer(name: string): void {
-    if (name in this.timers) { delete this.timers[name]; this.timersChanged = true; }
-  }
-  timer(name: string): TimerSpec | undefined { return this.timers[name]; }
-
-  async read<T>(bucket: string, key: string): Promise<T | undefined> {
-    const staged = this.sideWrites.get(`${bucket}\u0000${key}`);
-    if (staged) return staged.value as T | undefined;
-    const v = await this.host.readSide(this.cell, bucket, key);
-    return v === undefined ? undefined : structuredClone(v) as T;
-  }
-  write(bucket: string, key: string, value: unknown): void { this.sideWrites.set(`${bucket}\u0000${key}`, { value }); }
-  remove(bucket: string, key: string): void { this.sideWrites.set(`${bucket}\u0000${key}`, { value: undefined }); }
-}

@@ -33,6 +33,9 @@ export class TimerHeap {
   set(entry: TimerEntry): void {
     this.live.set(entry.key, entry);
     this.push(entry);
+    // Replaced deadlines stay in the heap until their time comes; rebuild before they pile up
+    // (every keepalive replaces its agent's deadline).
+    if (this.heap.length > 2 * this.live.size + 1024) this.compact();
     if (entry.fireAt < this.armedFor) this.schedule();
   }
 
@@ -66,6 +69,11 @@ export class TimerHeap {
       due.push(top);
     }
     return due;
+  }
+
+  private compact(): void {
+    this.heap = [];
+    for (const e of this.live.values()) this.push(e);
   }
 
   private schedule(): void {

@@ -28,7 +28,10 @@ export interface Turn<S> {
   setTimer(name: string, at: number, graceMs?: number): void;
   clearTimer(name: string): void;
   timer(name: string): TimerSpec | undefined;
-  /** Reads a record this actor owns in another bucket (an entity's events). */
+  /**
+   * Reads a record this actor owns in another bucket (an entity's events). The value is the cached
+   * one, shared: build new objects from it, never mutate it.
+   */
   read<T>(bucket: string, key: string): Promise<T | undefined>;
   /** Writes such a record; it is durable before the turn's reply is sent. */
   write(bucket: string, key: string, value: unknown): void;
@@ -45,6 +48,9 @@ export interface ActorBehavior<S> {
   receive(turn: Turn<S>, type: string, body: unknown): Promise<unknown>;
   fire(turn: Turn<S>, timer: string, at: number): Promise<void>;
 }
+
+/** Thrown inside a turn when the shard was lost under it: nothing is written, nothing replied. */
+export class Fenced extends Error { constructor() { super('shard no longer owned'); this.name = 'Fenced'; } }
 
 /** An error the actor reports to its caller (not retried). */
 export class ActorError extends Error {

@@ -56,8 +56,19 @@ export class AgentGateway {
       server.listen(this.opts.port, this.opts.host.replace(/^\[|\]$/g, ''), () => { server.off('error', reject); resolve(); });
     });
     this.server = server;
-    const every = (this.opts.heartbeatSeconds ?? 30) * 1000;
-    this.heartbeat = setInterval(() => { for (const s of this.sessions) s.heartbeat(); }, every);
+    // Each second looks at a slice of the sessions, so a full round takes one heartbeat period and
+    // no tick writes to thousands of sockets at once.
+    const periodMs = (this.opts.heartbeatSeconds ?? 30) * 1000;
+    const ticks = Math.max(1, Math.round(periodMs / 1000));
+    let cursor = this.sessions.values();
+    this.heartbeat = setInterval(() => {
+      const now = Date.now();
+      for (let n = Math.ceil(this.sessions.size / ticks); n > 0; n--) {
+        let next = cursor.next();
+        if (next.done) { cursor = this.sessions.values(); next = cursor.next(); if (next.done) break; }
+        next.value.heartbeat(now, periodMs);
+      }
+    }, Math.min(1000, periodMs));
     this.heartbeat.unref();
   }
 

@@ -29,29 +29,35 @@ export interface SessionDeps {
 export class AgentSession {
   private readonly codec: PayloadCodec = jsonCodec;
   private readonly origin: Origin;
-  private readonly log: Logger;
+  private logger: Logger | undefined;
   private inFlight = 0;
   private paused = false;
   private closed = false;
   private readonly direct: { unsubscribe(): void };
-  alive = true;
+  /** Last time anything came from the agent (frames or pongs), for the heartbeat. */
+  private lastActivity = Date.now();
+  private lastPing = 0;
 
   constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
-    this.log = deps.log.child({ namespace: identity.namespace, agent: identity.agentName });
     this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => {
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(m.data);
     });
     ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
-    ws.on('pong', () => { this.alive = true; });
+    ws.on('pong', () => { this.lastActivity = Date.now(); });
     ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
     ws.on('close', (code) => this.onClose(code));
   }
 
   get actorId(): string { return entityActorId(this.origin.namespace, this.origin.name); }
 
+  /** Made on first use: most sessions never log, and 10,000 child loggers are memory for nothing. */
+  private get log(): Logger {
+    return (this.logger ??= this.deps.log.child({ namespace: this.origin.namespace, agent: this.origin.name }));
+  }
+
   private onMessage(data: Buffer, _isBinary: boolean): void {
-    this.alive = true;
+    this.lastActivity = Date.now();
     let type: string, body: unknown;
     try {
       const frame = decodeFrame(data);
@@ -125,11 +131,14 @@ export class AgentSession {
     this.log.info('agent disconnected', { code });
   }
 
-  /** Heartbeat: a session that did not answer the previous ping is gone. */
-  heartbeat(): void {
-    if (!this.alive) { this.ws.terminate(); return; }
-    this.alive = false;
-    this.ws.ping();
+  /**
+   * Heartbeat: an agent that sent nothing (not even a pong) for two periods is gone; one quiet for a
+   * period gets a ping. Keepalives count as activity, so busy sessions are never pinged.
+   */
+  heartbeat(now: number, periodMs: number): void {
+    const quiet = now - this.lastActivity;
+    if (quiet > 2 * periodMs) { this.ws.terminate(); return; }
+    if (quiet > periodMs && now - this.lastPing > periodMs) { this.lastPing = now; this.ws.ping(); }
   }
 }
 

@@ -1,0 +1,44 @@
+import type { Logger } from '../../proto/log.ts';
+import { sideKey, type Cell } from './cell.ts';
+import type { TimerSpec, Turn } from './types.ts';
+
+/**
+ * One turn of an actor. It works on the cell's state in place (no copy per message): a turn that
+ * throws, or whose commit fails, has its cell evicted and reloaded from the store, which holds the
+ * last committed state.
+ */
+export class TurnImpl implements Turn<unknown> {
+  readonly kind: string;
+  readonly id: string;
+  readonly shard: number;
+  readonly now = Date.now();
+  state: unknown;
+  readonly timers: Record<string, TimerSpec>;
+  readonly sideWrites = new Map<string, { value: unknown }>();
+  timersChanged = false;
+
+  constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string) => Promise<unknown>, readonly log: Logger) {
+    this.kind = cell.behavior.kind;
+    this.id = cell.id;
+    this.shard = cell.shard;
+    this.state = cell.state;
+    this.timers = { ...cell.timers };
+  }
+
+  setTimer(name: string, at: number, graceMs?: number): void {
+    this.timers[name] = graceMs ? { at, grace: graceMs } : { at };
+    this.timersChanged = true;
+  }
+  clearTimer(name: string): void {
+    if (name in this.timers) { delete this.timers[name]; this.timersChanged = true; }
+  }
+  timer(name: string): TimerSpec | undefined { return this.timers[name]; }
+
+  async read<T>(bucket: string, key: string): Promise<T | undefined> {
+    const staged = this.sideWrites.get(sideKey(bucket, key));
+    if (staged) return staged.value as T | undefined;
+    return (await this.readSide(this.cell, bucket, key)) as T | undefined;
+  }
+  write(bucket: string, key: string, value: unknown): void { this.sideWrites.set(sideKey(bucket, key), { value }); }
+  remove(bucket: string, key: string): void { this.sideWrites.set(sideKey(bucket, key), { value: undefined }); }
+}
