@@ -1,0 +1,68 @@
+/**
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [--profile] [--heap]
+ *
+ * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
+ * ends, then a summary. Progress notes go to stderr, figures to stdout.
+ *
+ *   ask      actor ask round trips/s with a state write per ask (counter actor in bench/ask-host.ts),
+ *            and keepalives/s to the real entity actor in the backend           (~1.5 min)
+ *   agents   N = 1,000 and 10,000 simulated agents over WebSocket against one backend (~2.5 min)
+ *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend and the agents backend
+ *              (steady windows only) and print their top self-time functions
+ *   --heap     heap-snapshot the agents backend after each steady window and print its make-up
+ *
+ * Knobs (environment): BENCH_ASK_LEVELS=64,256,1024  BENCH_KEEPALIVE_LEVELS=256
+ * BENCH_ASK_ACTORS=2000  BENCH_ASK_SECONDS=15  BENCH_ASK_WARMUP=3  BENCH_AGENTS=1000,10000
+ * BENCH_CONNECT_CONCURRENCY=500  BENCH_STEADY_SECONDS=60  BENCH_STORM=1  BENCH_PROFILE_LEVEL=256
+ * BENCH_BACKEND_NODE_OPTIONS='--max-old-space-size=256' (extra node flags for the backends)
+ *
+ * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
+ * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
+ */
+import { etcdBinary, natsBinary } from '../test/harness/index.ts';
+import { askConfig, runAsk } from './ask.ts';
+import { agentsConfig, runAgents } from './agents.ts';
+import { block, note } from './lib/format.ts';
+import { describeMachine } from './lib/machine.ts';
+import type { BenchResult } from './lib/result.ts';
+
+const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
+  ask: (args) => runAsk(askConfig(args)),
+  agents: (args) => runAgents(agentsConfig(args)),
+};
+
+const args = process.argv.slice(2);
+const named = args.filter((a) => !a.startsWith('-'));
+const unknown = named.filter((a) => !(a in BENCHES));
+if (unknown.length) {
+  process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exit(2);
+}
+const selected = named.length ? named : Object.keys(BENCHES);
+
+process.on('unhandledRejection', (err) => { process.stderr.write(`[bench] unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`); });
+
+let bins: { etcd?: string; nats?: string } = {};
+try { bins = { etcd: etcdBinary(), nats: natsBinary() }; } catch (err) { note((err as Error).message); }
+const started = Date.now();
+process.stdout.write(block(`machine (${new Date().toISOString()})`, describeMachine(bins)) + '\n');
+
+const summary: string[] = [];
+let failed = 0;
+for (const name of selected) {
+  const t = Date.now();
+  try {
+    const r = await BENCHES[name]!(args);
+    process.stdout.write(block(`${r.title} (${((Date.now() - t) / 1000).toFixed(0)} s)`, r.lines) + '\n');
+    summary.push(...r.summary);
+    if (r.summary.some((l) => l.includes('FAILED'))) failed++;
+  } catch (err) {
+    failed++;
+    const msg = (err as Error)?.stack ?? String(err);
+    process.stdout.write(block(`${name}: FAILED`, [msg]) + '\n');
+    summary.push(`${name}: FAILED: ${(err as Error)?.message?.split('\n')[0] ?? String(err)}`);
+  }
+}
+
+process.stdout.write(block(`summary (${((Date.now() - started) / 1000).toFixed(0)} s in all)`, summary) + '\n');
+process.exit(failed ? 1 : 0);
