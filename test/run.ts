@@ -47,6 +47,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commOf, processGroupMembers } from './harness/proc.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TEST_DIR = path.join(ROOT, 'test');
@@ -137,27 +138,9 @@ function killGroup(pgid: number): void {
   }
 }
 
-/** "pid:comm" of the live (non-zombie) processes in group pgid (Linux /proc). */
+/** "pid:comm" of the live (non-zombie) processes in group pgid. */
 function groupMembers(pgid: number): string[] {
-  const out: string[] = [];
-  let entries: string[] = [];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(rest[2]) === pgid && rest[0] !== 'Z') out.push(`${e}:${comm}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return processGroupMembers(pgid).map((pid) => `${pid}:${commOf(pid)}`);
 }
 
 /** SIGKILLs the recorded groups that still exist; returns a description of each. */

@@ -70,13 +70,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentProc> {
     options: { ...o, cacheDir },
     proc,
     stop: (timeoutMs = 5000) => proc.stop(timeoutMs),
-    async kill(signal: NodeJS.Signals = 'SIGKILL') {
-      if (signal === 'SIGKILL') {
-        await proc.kill();
-        return;
-      }
-      proc.signal(signal);
-      if (signal === 'SIGTERM' || signal === 'SIGINT') await proc.exited;
-    },
+    kill: (signal: NodeJS.Signals = 'SIGKILL') => proc.send(signal),
   };
 }

@@ -128,14 +128,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
     logs: () => proc.jsonLines(),
     stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
-    async kill(signal: NodeJS.Signals = 'SIGKILL') {
-      if (signal === 'SIGKILL') {
-        await proc.kill();
-        return;
-      }
-      proc.signal(signal);
-      if (signal === 'SIGTERM' || signal === 'SIGINT') await proc.exited;
-    },
+    kill: (signal: NodeJS.Signals = 'SIGKILL') => proc.send(signal),
   };
 
   const timeoutMs = o.readyTimeoutMs ?? 30_000;

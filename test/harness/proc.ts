@@ -283,6 +283,16 @@ export class Proc {
   }
 
   /**
+   * Sends `sig` to the group; for the signals that end a process (SIGKILL, SIGTERM, SIGINT) waits
+   * for the exit, for the others (SIGSTOP, SIGCONT) returns at once.
+   */
+  async send(sig: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (sig === 'SIGKILL') { await this.kill(); return; }
+    this.signal(sig);
+    if (sig === 'SIGTERM' || sig === 'SIGINT') await this.exited;
+  }
+
+  /**
    * SIGTERM to the group, then SIGKILL if the leader has not exited after
    * timeoutMs. Afterwards any stragglers left in the group are SIGKILLed too.
    */
@@ -355,6 +365,16 @@ export function processGroupMembers(pgid: number): number[] {
     }
   }
   return out;
+}
+
+/** The command name of a process, or '?' when it is gone. */
+export function commOf(pid: number): string {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  } catch {
+    return '?';
+  }
 }
 
 /** Every Proc started by this test process that is still running. */
