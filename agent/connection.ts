@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import WebSocket from 'ws';
-import { Ack, CONTENT_JSON, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, type FrameType } from '../proto/frames.ts';
+import { Ack, CONTENT_JSON, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType } from '../proto/frames.ts';
 import type { Logger } from '../proto/log.ts';
 import { Backoff } from './backoff.ts';
 
@@ -176,7 +176,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     });
     ws.on('message', (data) => {
       this.armDeadline(a);
-      this.receive(a, toBuffer(data));
+      this.receive(a, messageBytes(data));
     });
     ws.on('pong', () => this.armDeadline(a));
     ws.on('ping', () => this.armDeadline(a));
@@ -288,12 +288,6 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
 function header(res: IncomingMessage, name: string): string | undefined {
   const h = res.headers[name];
   return Array.isArray(h) ? h[0] : h;
-}
-
-function toBuffer(data: WebSocket.RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }
 
 /** The message of an error body, whether JSON (`{"message": …}`) or plain text. */

@@ -23,6 +23,13 @@ export function encodeFrame(type: FrameType, payload: Buffer | string): Buffer {
   return Buffer.concat([Buffer.from(type + '\n', 'ascii'), body]);
 }
 
+/** The bytes of a received WebSocket message, whichever form the library hands over. */
+export function messageBytes(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
 export function decodeFrame(data: Buffer): Frame {
   const nl = data.subarray(0, MAX_TYPE_LENGTH + 1).indexOf(NEWLINE);
   if (nl < 0) throw new FrameError('malformed frame: no message type');

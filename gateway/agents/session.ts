@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import * as v from 'valibot';
-import { encodeFrame, decodeFrame, FrameError, jsonCodec, type Ack, type PayloadCodec } from '../../proto/frames.ts';
+import { encodeFrame, decodeFrame, FrameError, jsonCodec, messageBytes, type Ack, type PayloadCodec } from '../../proto/frames.ts';
 import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
@@ -43,7 +43,7 @@ export class AgentSession {
     this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => {
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(m.data);
     });
-    ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     ws.on('pong', () => { this.lastActivity = Date.now(); });
     ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
     ws.on('close', (code) => this.onClose(code));
@@ -140,10 +140,4 @@ export class AgentSession {
     if (quiet > 2 * periodMs) { this.ws.terminate(); return; }
     if (quiet > periodMs && now - this.lastPing > periodMs) { this.lastPing = now; this.ws.ping(); }
   }
-}
-
-function toBuffer(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }
