@@ -63,7 +63,6 @@ export const eventKey = (ns: string, entity: string, check: string): string =>
   `${encodeToken(ns)}.${encodeToken(entity)}.${encodeToken(check)}`;
 
 export const etcdKeys = {
-  root: '/monitor/',
   clusterConfig: '/monitor/cluster/config',
   membersPrefix: '/monitor/cluster/members/',
   member: (node: string) => `/monitor/cluster/members/${node}`,

@@ -1,4 +1,4 @@
-import { buckets, encodeToken, eventKey, actorRecordKey } from '../../proto/names.ts';
+import { encodeToken, eventKey, actorRecordKey } from '../../proto/names.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { KvStore } from '../runtime/nats.ts';
@@ -53,5 +53,3 @@ export class EntityReads {
     return out.sort((a, b) => byName(a.entity ?? {}, b.entity ?? {}) || byName(a.check ?? {}, b.check ?? {}));
   }
 }
-
-export const entityBuckets = [buckets.entities, buckets.events] as const;

@@ -41,11 +41,6 @@ export class ShardManager {
     private readonly opts: { shardCount: number; log: Logger; concurrency?: number },
   ) {}
 
-  ownedShards(): number[] { return [...this.owned.keys()].sort((a, b) => a - b); }
-  fenceOf(shard: number): number | undefined { return this.owned.get(shard); }
-  /** Owner of every shard as last seen in etcd (for tests and /health). */
-  ownerTable(): Map<number, string> { return new Map([...this.owners].map(([s, o]) => [s, o.node])); }
-
   start(): void {
     this.host.verifyOwnership = (s) => this.verify(s);
     this.membership.onMembersChanged(() => this.reconcile());
