@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendConfig } from '../proto/schemas/backend-config.ts';
-import { buckets, etcdKeys, SHARD_COUNT } from '../proto/names.ts';
+import { buckets, encodeToken, etcdKeys, SHARD_COUNT, streams, subjects } from '../proto/names.ts';
 import type { Logger } from '../proto/log.ts';
 import { VERSION } from '../proto/version.ts';
 import { checkPortsFree, claimStateDir, startEmbeddedEtcd, startEmbeddedNats, type EmbeddedService } from '../actors/embedded/index.ts';
@@ -12,8 +12,15 @@ import { ShardManager } from '../actors/runtime/shards.ts';
 import { ActorHost } from '../actors/runtime/host.ts';
 import { ActorClient } from '../actors/runtime/ask.ts';
 import { ConfigStore } from '../actors/config/store.ts';
-import { entityBehavior } from '../actors/entity/actor.ts';
+import { entityBehavior, type EntityStats } from '../actors/entity/actor.ts';
 import { EntityReads } from '../actors/entity/reads.ts';
+import { EntityReadModel } from '../actors/entity/read-model.ts';
+import { Authorizer } from '../gateway/auth/rbac.ts';
+import { VerifiedCache } from '../gateway/auth/passwords.ts';
+import { TokenService } from '../gateway/auth/tokens.ts';
+import { Authenticator } from '../gateway/auth/login.ts';
+import { directoryLogin } from '../gateway/auth/ldap.ts';
+import { ApiMetrics } from '../gateway/api/metrics.ts';
 import { seedCluster } from '../gateway/auth/seed.ts';
 import { AgentGateway } from '../gateway/agents/server.ts';
 import { buildApi } from '../gateway/api/app.ts';
@@ -98,9 +105,10 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
       onLease: (id) => { try { writeFileSync(leaseFile, id); } catch { /* best effort */ } },
       log: log.child({ component: 'membership' }),
     });
+    const entityStats: EntityStats = { events: 0, keepalives: 0 };
     const host = new ActorHost({
       nats, stores, shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
-      behaviors: [entityBehavior({ node: cfg.name })], log: log.child({ component: 'actors' }),
+      behaviors: [entityBehavior({ node: cfg.name, stats: entityStats })], log: log.child({ component: 'actors' }),
     });
     const shards = new ShardManager(etcd, membership, host, { shardCount: SHARD_COUNT, log: log.child({ component: 'shards' }) });
     await membership.join();
@@ -110,11 +118,21 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     stops.push(() => shards.stop());
 
     const actors = new ActorClient(nats, SHARD_COUNT, host);
-    const gateway = new AgentGateway({ host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, actors, nats, log: log.child({ component: 'agents' }) });
+    const authz = new Authorizer(config);
+    const passwords = new VerifiedCache();
+    const gateway = new AgentGateway({ host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, log: log.child({ component: 'agents' }) });
     await gateway.start();
     stops.push(() => gateway.stop());
 
+    const tokens = new TokenService(etcd);
+    await tokens.start();
+    stops.push(() => tokens.stop());
     const reads = new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT);
+    const readModel = new EntityReadModel(stores.get(buckets.entities)!, stores.get(buckets.events)!);
+    let readModelReady = false;
+    void readModel.start().then(() => { readModelReady = true; });
+    stops.push(async () => readModel.stop());
+    const adhoc = await nats.workQueue(streams.adhoc, subjects.adhocPrefix, { replicas: cfg['nats-replicas'] });
     const health = async (): Promise<HealthReport> => {
       const [etcdOk, natsOk] = await Promise.all([
         etcd.get(etcdKeys.clusterConfig).then(() => ({ healthy: true }), (e: Error) => ({ healthy: false, error: e.message })),
@@ -134,7 +152,18 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
       catch { try { etcdVersion = { etcdserver: await etcd.version() }; } catch { /* unreachable: report none */ } }
       return { monitor_backend: VERSION, etcd: etcdVersion, api_groups: { 'core/v2': 'v2' } };
     };
-    const api = await listenApi(buildApi({ reads, health, version, log: log.child({ component: 'api' }) }), cfg['api-host'], cfg['api-port']);
+    const metrics = new ApiMetrics({
+      agentsConnected: () => gateway.sessionCount, mailboxDepth: () => host.mailboxDepth(), actorsActive: () => host.actorCount,
+      shardsOwned: () => host.ownedCount, turnsCommitted: () => host.committedTurns,
+      eventsProcessed: () => entityStats.events, keepalivesProcessed: () => entityStats.keepalives,
+    });
+    const apiLog = log.child({ component: 'api' });
+    const api = await listenApi(buildApi({
+      config, authz, tokens, actors, reads, readModel, metrics, health, version, log: apiLog,
+      auth: new Authenticator(config, passwords, directoryLogin, apiLog),
+      queueAdhoc: (req) => adhoc(encodeToken(String(req.namespace)), Buffer.from(JSON.stringify(req))),
+      ready: () => readModelReady && membership.guardOk(),
+    }), cfg['api-host'], cfg['api-port']);
     stops.push(() => api.close());
 
     stops.unshift(async () => log.info('backend stopped', { node: cfg.name }));

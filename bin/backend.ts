@@ -1,6 +1,10 @@
-import { ConfigError, helpText, mergeSources, parseArgv, validateConfig } from '../proto/config-loader.ts';
+import type * as v from 'valibot';
+import { ConfigError, helpText, mergeSources, parseArgv, validateConfig, type FlagSpec } from '../proto/config-loader.ts';
 import { createLogger } from '../proto/log.ts';
-import { BACKEND_CONFIG_FILE, BACKEND_ENV_PREFIX, BackendConfig, backendFlags } from '../proto/schemas/backend-config.ts';
+import { etcdKeys } from '../proto/names.ts';
+import { BACKEND_CONFIG_FILE, BACKEND_ENV_PREFIX, BackendConfig, backendFlags, InitConfig, initFlags } from '../proto/schemas/backend-config.ts';
+import { EtcdAdapter } from '../actors/runtime/etcd.ts';
+import { AlreadyInitializedError, initCluster } from '../gateway/auth/seed.ts';
 import { VERSION } from '../proto/version.ts';
 import { startBackendNode } from './backend-node.ts';
 
@@ -8,6 +12,7 @@ const USAGE = `Usage: monitor-backend <command> [flags]
 
 Commands:
   start     start a backend node (embedded etcd and NATS unless --etcd-client-urls / --nats-url)
+  init      initialize a cluster: the administrator, default namespace, agent user, roles
   version   print the version
   help      show this help`;
 
@@ -16,16 +21,46 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
-async function start(argv: string[]): Promise<void> {
-  let cfg: BackendConfig;
+/** Flags > MONITOR_BACKEND_* > config file > defaults; a bad value exits 2 with one line. Undefined after --help. */
+function loadConfig<S extends v.GenericSchema>(argv: string[], specs: FlagSpec[], schema: S, usage: string): v.InferOutput<S> | undefined {
   try {
-    const args = parseArgv(argv, backendFlags);
-    if (args.values.has('help') || argv.includes('--help') || argv.includes('-h')) { process.stdout.write(helpText('Usage: monitor-backend start [flags]', backendFlags, BACKEND_ENV_PREFIX) + '\n'); return; }
-    cfg = validateConfig(BackendConfig, mergeSources({ specs: backendFlags, args, env: process.env, envPrefix: BACKEND_ENV_PREFIX, configFileFlag: 'config-file', defaultConfigFile: BACKEND_CONFIG_FILE }));
+    if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(helpText(usage, specs, BACKEND_ENV_PREFIX) + '\n'); return undefined; }
+    const args = parseArgv(argv, specs);
+    return validateConfig(schema, mergeSources({ specs, args, env: process.env, envPrefix: BACKEND_ENV_PREFIX, configFileFlag: 'config-file', defaultConfigFile: BACKEND_CONFIG_FILE }));
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message, 2);
     throw err;
   }
+}
+
+async function init(argv: string[]): Promise<void> {
+  const cfg = loadConfig(argv, initFlags, InitConfig, 'Usage: monitor-backend init [flags]');
+  if (!cfg) return;
+  const endpoints = cfg['etcd-client-urls'].length ? cfg['etcd-client-urls'] : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
+  const etcd = new EtcdAdapter({ endpoints, callTimeoutMs: 3000 });
+  try {
+    const deadline = Date.now() + cfg.timeout * 1000;
+    for (;;) {
+      try { await etcd.get(etcdKeys.clusterConfig); break; }
+      catch (err) {
+        if (!cfg.wait && Date.now() > deadline) fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${(err as Error).message}`, 1);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    await initCluster(etcd, { username: cfg['cluster-admin-username'], password: cfg['cluster-admin-password'], apiKey: cfg['cluster-admin-api-key'] });
+    process.stdout.write(`cluster initialized: administrator "${cfg['cluster-admin-username']}"\n`);
+  } catch (err) {
+    if (!(err instanceof AlreadyInitializedError)) fail((err as Error).message, 1);
+    if (cfg['ignore-already-initialized']) process.stdout.write('the cluster is already initialized\n');
+    else fail('the cluster is already initialized (use --ignore-already-initialized to accept that)', 3);
+  } finally {
+    await etcd.close();
+  }
+}
+
+async function start(argv: string[]): Promise<void> {
+  const cfg = loadConfig(argv, backendFlags, BackendConfig, 'Usage: monitor-backend start [flags]');
+  if (!cfg) return;
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node;
   try { node = await startBackendNode(cfg, log); }
@@ -51,6 +86,7 @@ async function start(argv: string[]): Promise<void> {
 const [command, ...rest] = process.argv.slice(2);
 switch (command) {
   case 'start': await start(rest); break;
+  case 'init': await init(rest); break;
   case 'version': case '--version': process.stdout.write(`monitor-backend version ${VERSION}\n`); break;
   case 'help': case '--help': case '-h': case undefined: process.stdout.write(USAGE + '\n'); break;
   default: process.stderr.write(`monitor-backend: unknown command "${command}"\n\n${USAGE}\n`); process.exit(2);

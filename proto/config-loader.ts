@@ -178,6 +178,7 @@ export function validateConfig<S extends v.GenericSchema>(schema: S, raw: Record
   if (r.success) return r.output;
   const issue = r.issues[0]!;
   const path = v.getDotPath(issue);
+  if (path && issue.input === undefined) throw new ConfigError(`--${path} is required`);
   throw new ConfigError(path ? `invalid value for --${path}: ${issue.message}` : describeIssues(r.issues));
 }
 

@@ -13,6 +13,7 @@ export const ERROR_KINDS = {
   precondition_failed: { code: 8, status: 412 },
   payload_too_large: { code: 9, status: 413 },
   unavailable: { code: 10, status: 503 },
+  conflict: { code: 11, status: 409 },
 } as const;
 export type ErrorKind = keyof typeof ERROR_KINDS;
 
@@ -20,7 +21,7 @@ export interface ErrorBody { message: string; code: number }
 
 export const errorBody = (kind: ErrorKind, message: string): ErrorBody => ({ message, code: ERROR_KINDS[kind].code });
 
-const byStatus = new Map<number, ErrorKind>(Object.entries(ERROR_KINDS).map(([k, v]) => [v.status, k as ErrorKind]));
+const byStatus = new Map<number, ErrorKind>(Object.entries(ERROR_KINDS).reverse().map(([k, v]) => [v.status, k as ErrorKind]));
 
 /** The error kind of an HTTP status (for answers produced outside the API's own handlers). */
 export const kindOfStatus = (status: number): ErrorKind => byStatus.get(status) ?? (status >= 500 ? 'internal' : 'invalid_argument');

@@ -37,9 +37,16 @@ export const subjects = {
   actorShard: (shard: number) => `monitor.actor.${shardToken(shard)}`,
   /** Direct messages to the session of one agent, wherever it is connected. */
   agent: (ns: string, name: string) => `monitor.agent.${encodeToken(ns)}.${encodeToken(name)}`,
+  /** Ad hoc check requests queued for the scheduler: `<prefix>.<namespace>`. */
+  adhocPrefix: 'monitor.adhoc',
   /** Check requests fanned out to every agent of a subscription. */
   subscription: (ns: string, sub: string) => `monitor.sub.${encodeToken(ns)}.${encodeToken(sub)}`,
 };
+
+/** JetStream streams. */
+export const streams = {
+  adhoc: 'MONITOR_ADHOC',
+} as const;
 
 /** Headers of an actor message. */
 export const actorHeaders = {
@@ -72,6 +79,20 @@ export const etcdKeys = {
   namespace: (name: string) => `/monitor/config/namespaces/${name}`,
   user: (name: string) => `/monitor/config/users/${name}`,
   seeded: '/monitor/cluster/seeded',
+  initialized: '/monitor/cluster/initialized',
+  jwtSecret: '/monitor/cluster/jwt-secret',
+  session: (id: string) => `/monitor/sessions/${id}`,
+};
+
+/**
+ * Keys of configuration resources: `/monitor/config/<resource>/<namespace>/<name>` for namespaced
+ * ones, `/monitor/config/<resource>/<name>` for cluster-wide ones. Names are validated to hold no
+ * '/', so a prefix never matches across namespaces.
+ */
+export const configKeys = {
+  namespaced: (resource: string, ns: string, name: string) => `/monitor/config/${resource}/${ns}/${name}`,
+  cluster: (resource: string, name: string) => `/monitor/config/${resource}/${name}`,
+  prefix: (resource: string, ns?: string) => (ns === undefined ? `/monitor/config/${resource}/` : `/monitor/config/${resource}/${ns}/`),
 };
 
 export function shardOfOwnerKey(key: string): number | undefined {

@@ -2,43 +2,114 @@ import { etcdKeys } from '../../proto/names.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { EtcdAdapter, EtcdRecord } from '../runtime/etcd.ts';
 
+export interface ConfigEntry<T = unknown> { key: string; value: T; modRevision: number }
+
+/** A write lost to a concurrent one (PATCH with a stale view, create of an existing key). */
+export class ConfigConflictError extends Error { constructor(message: string) { super(message); this.name = 'ConfigConflictError'; } }
+
 /**
  * Every node's view of the configuration in etcd: listed once, then kept current by a watch, so
- * reads on hot paths (agent handshakes, routing) never touch etcd.
+ * reads (API lists, handshakes, RBAC) never touch etcd. Writes go to etcd and return once this
+ * node's view has caught up with them, so a client reads its own writes from the node it wrote to.
  */
 export class ConfigStore {
-  private readonly values = new Map<string, unknown>();
+  private readonly values = new Map<string, ConfigEntry>();
   private watch: { close(): Promise<void> } | undefined;
-  private ready!: Promise<void>;
+  private revision = 0;
+  private waiters: Array<{ revision: number; resolve: () => void }> = [];
+  private listeners: Array<() => void> = [];
+  /** Bumped on every change: caches built from the configuration key themselves on it. */
+  generation = 0;
 
   constructor(private readonly etcd: EtcdAdapter, private readonly log: Logger) {}
 
   start(): Promise<void> {
     let resolveReady!: () => void;
-    this.ready = new Promise((r) => { resolveReady = r; });
-    const decode = (r: EtcdRecord) => { try { return JSON.parse(r.value); } catch { return undefined; } };
+    const ready = new Promise<void>((r) => { resolveReady = r; });
     this.watch = this.etcd.watchPrefix(etcdKeys.configPrefix, {
-      onSnapshot: (records) => {
+      onSnapshot: (records, revision) => {
         this.values.clear();
-        for (const r of records) this.values.set(r.key, decode(r));
+        for (const r of records) this.values.set(r.key, entryOf(r));
+        this.advance(revision);
         resolveReady();
       },
       onEvent: (ev) => {
-        if (ev.type === 'put') this.values.set(ev.record.key, decode(ev.record));
-        else this.values.delete(ev.key);
+        if (ev.type === 'put') { this.values.set(ev.record.key, entryOf(ev.record)); this.advance(ev.record.modRevision); }
+        else { this.values.delete(ev.key); this.advance(ev.revision); }
       },
       onError: (err) => this.log.warn('configuration watch error, resyncing', { error: err.message }),
     });
-    return this.ready;
+    return ready;
   }
 
-  get<T>(key: string): T | undefined { return this.values.get(key) as T | undefined; }
+  private advance(revision: number): void {
+    this.generation++;
+    if (revision > this.revision) this.revision = revision;
+    if (this.waiters.length) {
+      const still: typeof this.waiters = [];
+      for (const w of this.waiters) (w.revision <= this.revision ? w.resolve() : still.push(w));
+      this.waiters = still;
+    }
+    for (const fn of this.listeners) fn();
+  }
 
-  list<T>(prefix: string): T[] {
-    const out: T[] = [];
-    for (const [k, v] of this.values) if (k.startsWith(prefix) && v !== undefined) out.push(v as T);
-    return out;
+  /** Called after every change seen by this node. */
+  onChange(fn: () => void): void { this.listeners.push(fn); }
+
+  /** Resolves once this node has seen etcd revision `revision` (bounded: the watch may be resyncing). */
+  caughtUp(revision: number, timeoutMs = 2000): Promise<void> {
+    if (revision <= this.revision) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, timeoutMs);
+      this.waiters.push({ revision, resolve: () => { clearTimeout(t); resolve(); } });
+    });
+  }
+
+  get<T>(key: string): T | undefined { return this.values.get(key)?.value as T | undefined; }
+  entry<T>(key: string): ConfigEntry<T> | undefined { return this.values.get(key) as ConfigEntry<T> | undefined; }
+
+  /** Values under `prefix`, ordered by key. */
+  list<T>(prefix: string): T[] { return this.entries<T>(prefix).map((e) => e.value); }
+
+  entries<T>(prefix: string): ConfigEntry<T>[] {
+    const out: ConfigEntry<T>[] = [];
+    for (const [k, e] of this.values) if (k.startsWith(prefix) && e.value !== undefined) out.push(e as ConfigEntry<T>);
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** Creates `key`; a ConfigConflictError when it exists. */
+  async create(key: string, value: unknown): Promise<void> {
+    const res = await this.etcd.createIfAbsent(key, JSON.stringify(value));
+    if (!res.created) throw new ConfigConflictError('already exists');
+    await this.caughtUp(res.revision);
+  }
+
+  /** Creates or replaces `key`; true when it was created. */
+  async put(key: string, value: unknown): Promise<boolean> {
+    const { revision, existed } = await this.etcd.putReporting(key, JSON.stringify(value));
+    await this.caughtUp(revision);
+    return !existed;
+  }
+
+  /** Replaces `key` only if it is still at `modRevision`; a ConfigConflictError otherwise. */
+  async replace(key: string, value: unknown, modRevision: number): Promise<void> {
+    const revision = await this.etcd.putIfModRevision(key, JSON.stringify(value), modRevision);
+    if (revision === undefined) throw new ConfigConflictError('changed concurrently');
+    await this.caughtUp(revision);
+  }
+
+  /** Deletes `key`; false when it did not exist. */
+  async remove(key: string): Promise<boolean> {
+    const { deleted, revision } = await this.etcd.deleteReporting(key);
+    await this.caughtUp(revision);
+    return deleted;
   }
 
   async stop(): Promise<void> { await this.watch?.close(); }
+}
+
+function entryOf(r: EtcdRecord): ConfigEntry {
+  let value: unknown;
+  try { value = JSON.parse(r.value); } catch { value = undefined; }
+  return { key: r.key, value, modRevision: r.modRevision };
 }

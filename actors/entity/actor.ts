@@ -1,4 +1,5 @@
 import { buckets, eventKey } from '../../proto/names.ts';
+import { mergePatch } from '../../proto/merge-patch.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check, Event } from '../../proto/schemas/event.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
@@ -7,48 +8,59 @@ import {
   KEEPALIVE_CHECK, KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEvent, nextJudgement,
   okOutput, silenceStatus, silentOutput,
 } from './keepalive.ts';
-import { ENTITY_KIND, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState, type Origin } from './messages.ts';
+import {
+  ENTITY_KIND, type DeleteEventMsg, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState,
+  type Origin, type PutEntityMsg,
+} from './messages.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
-/** The entity as the backend stores it: identity from the authenticated session, not the payload. */
-function registeredEntity(incoming: Entity, origin: Origin, previous: Entity | undefined, nowSec: number): Entity {
+/**
+ * The entity as the backend stores it: identity from the actor's own id (never from a payload), its
+ * own `entity:<name>` subscription, the class the caller decides.
+ */
+function normalizedEntity(incoming: Entity, origin: Origin, entityClass: NonNullable<Entity['entity_class']>, previous?: Entity): Entity {
   const subs = new Set([...(incoming.subscriptions ?? []), `entity:${origin.name}`]);
   return {
     ...previous,
     ...incoming,
     metadata: { ...incoming.metadata, name: origin.name, namespace: origin.namespace },
-    entity_class: 'agent',
+    entity_class: entityClass,
     subscriptions: [...subs],
-    last_seen: nowSec,
-    user: origin.user,
   };
 }
+
+const withCheck = (st: EntityState, check: string): EntityState =>
+  st.checks?.includes(check) ? st : { ...st, checks: [...(st.checks ?? []), check] };
 
 export interface EntityActorOptions {
   /** Name of this node, stamped as `processed_by`. */
   node: string;
+  /** Counters for metrics, incremented as events and keepalives are processed. */
+  stats?: EntityStats;
 }
+
+export interface EntityStats { events: number; keepalives: number }
 
 /**
  * The entity actor: one agent or proxy entity and every event of it. It registers agents on their
- * first keepalive, stores their events, and judges silence with a durable keepalive deadline.
+ * first keepalive, stores their events, judges silence with a durable keepalive deadline, and is
+ * the only writer of the entity and its events for the API too.
  */
 export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntityState> {
-  async function keepalive(t: Turn<EntityState>, msg: KeepaliveMsg): Promise<{ registered: boolean }> {
-    const { origin, event } = msg;
+  /** A keepalive, from an agent (it registers the agent) or through the events API (any entity). */
+  async function keepalive(t: Turn<EntityState>, origin: Origin, event: Event, entity: Entity): Promise<{ registered: boolean }> {
     const nowSec = sec(t.now);
     const registered = t.state === undefined;
-    const entity = registeredEntity(event.entity, origin, t.state?.entity, nowSec);
     const check = event.check ?? { metadata: { name: KEEPALIVE_CHECK } };
     const ka: KeepaliveState = {
-      interval: check.interval ?? 20,
-      warning: check.timeout ?? 120,
+      interval: check.interval || 20,
+      warning: check.timeout || 120,
       critical: typeof check.ttl === 'number' && check.ttl > 0 ? check.ttl : 0,
       last_seen_ms: t.now,
       handlers: entity.keepalive_handlers?.length ? entity.keepalive_handlers : ['keepalive'],
     };
-    t.state = { entity, keepalive: ka };
+    t.state = withCheck({ ...t.state, entity, keepalive: ka }, KEEPALIVE_CHECK);
     if (registered) t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
@@ -62,6 +74,14 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     // healthy agent into an alert.
     t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
     return { registered };
+  }
+
+  const stats = opts.stats ?? { events: 0, keepalives: 0 };
+
+  async function agentKeepalive(t: Turn<EntityState>, msg: KeepaliveMsg) {
+    stats.keepalives++;
+    const entity = { ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity), last_seen: sec(t.now), user: msg.origin.user };
+    return keepalive(t, msg.origin, msg.event, entity);
   }
 
   async function judgeSilence(t: Turn<EntityState>, at: number): Promise<void> {
@@ -90,14 +110,26 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const { origin, event } = msg;
     const check = event.check as Check | undefined;
     if (!check?.metadata?.name) throw new ActorError('invalid', 'event has no check name');
-    if (check.metadata.name === KEEPALIVE_CHECK) throw new ActorError('invalid', 'keepalive events travel as keepalive frames');
+    const fromApi = msg.source === 'api';
+    if (check.metadata.name === KEEPALIVE_CHECK) {
+      if (!fromApi) throw new ActorError('invalid', 'keepalive events travel as keepalive frames');
+      const cls = t.state?.entity.entity_class ?? event.entity?.entity_class ?? 'proxy';
+      await keepalive(t, origin, event, normalizedEntity(event.entity ?? { metadata: {} }, origin, cls, t.state?.entity));
+      return { stored: true };
+    }
     const nowSec = sec(t.now);
-    const entity = t.state?.entity ?? (event.entity ? registeredEntity(event.entity, origin, undefined, nowSec) : undefined);
-    if (!entity) throw new ActorError('not_found', `entity ${origin.namespace}/${origin.name} is not registered`);
-    if (!t.state) t.state = { entity };
+    let entity = t.state?.entity;
+    if (!entity) {
+      if (!event.entity && !fromApi) throw new ActorError('not_found', `entity ${origin.namespace}/${origin.name} is not registered`);
+      // An event about an entity nobody registered creates it: a proxy unless the event says otherwise.
+      entity = normalizedEntity(event.entity ?? { metadata: {} }, origin, fromApi ? (event.entity?.entity_class ?? 'proxy') : 'agent');
+      t.log.info('entity created by an event', { namespace: origin.namespace, entity: origin.name, class: entity.entity_class });
+    }
+    t.state = withCheck({ ...t.state, entity }, check.metadata.name);
     const key = eventKey(origin.namespace, origin.name, check.metadata.name);
     const previous = await t.read<Event>(buckets.events, key);
     if (event.id && previous?.id === event.id) return { stored: false };
+    stats.events++;
     const merged = mergeCheck(previous?.check, {
       ...check,
       metadata: { ...check.metadata, namespace: origin.namespace },
@@ -115,14 +147,53 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     return { stored: true };
   }
 
+  async function deleteEvent(t: Turn<EntityState>, origin: Origin, msg: DeleteEventMsg): Promise<{ deleted: boolean }> {
+    const key = eventKey(origin.namespace, origin.name, msg.check);
+    if ((await t.read<Event>(buckets.events, key)) === undefined) return { deleted: false };
+    t.remove(buckets.events, key);
+    if (t.state) t.state = { ...t.state, checks: (t.state.checks ?? []).filter((c) => c !== msg.check) };
+    // Deleting the keepalive event stops judging the entity's silence until it sends another.
+    if (msg.check === KEEPALIVE_CHECK && t.state) { t.clearTimer(KEEPALIVE_TIMER); t.state = { ...t.state, keepalive: undefined }; }
+    return { deleted: true };
+  }
+
+  async function putEntity(t: Turn<EntityState>, origin: Origin, msg: PutEntityMsg): Promise<{ created: boolean; entity: Entity }> {
+    const existing = t.state?.entity;
+    if (msg.mode === 'create' && existing) throw new ActorError('conflict', `entity "${origin.name}" already exists`);
+    if (msg.mode === 'patch' && !existing) throw new ActorError('not_found', `entity "${origin.name}" not found`);
+    const base = msg.mode === 'patch' ? (mergePatch(existing, msg.patch ?? {}) as Entity) : msg.entity!;
+    const cls = base.entity_class ?? existing?.entity_class ?? 'proxy';
+    const entity = normalizedEntity(base, origin, cls);
+    if (!existing) entity.metadata = { ...entity.metadata, created_by: msg.user };
+    t.state = { ...t.state, entity };
+    return { created: !existing, entity };
+  }
+
+  /** Deletes the entity and every event of it; the actor's record goes too. */
+  async function deleteEntity(t: Turn<EntityState>, origin: Origin): Promise<{ deleted: boolean }> {
+    if (!t.state) return { deleted: false };
+    for (const check of t.state.checks ?? []) t.remove(buckets.events, eventKey(origin.namespace, origin.name, check));
+    t.clearTimer(KEEPALIVE_TIMER);
+    t.state = undefined;
+    return { deleted: true };
+  }
+
+  const originOf = (id: string, user = 'system'): Origin => {
+    const i = id.indexOf('/');
+    return { namespace: id.slice(0, i), name: id.slice(i + 1), user };
+  };
+
   return {
     kind: ENTITY_KIND,
     bucket: buckets.entities,
     keyTokens: (id) => { const i = id.indexOf('/'); return [id.slice(0, i), id.slice(i + 1)]; },
     async receive(t, type, body) {
       switch (type) {
-        case 'keepalive': return keepalive(t, body as KeepaliveMsg);
-        case 'event': return storeEvent(t, body as EventMsg);
+        case 'keepalive': return agentKeepalive(t, body as KeepaliveMsg);
+        case 'event': return storeEvent(t, { ...(body as EventMsg), origin: { ...originOf(t.id), user: (body as EventMsg).origin?.user ?? 'system' } });
+        case 'delete-event': return deleteEvent(t, originOf(t.id), body as DeleteEventMsg);
+        case 'put-entity': return putEntity(t, originOf(t.id, (body as PutEntityMsg).user), body as PutEntityMsg);
+        case 'delete-entity': return deleteEntity(t, originOf(t.id));
         case 'get': return t.state?.entity ?? null;
         default: throw new ActorError('invalid', `entity actor has no message "${type}"`);
       }

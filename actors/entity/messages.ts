@@ -6,16 +6,28 @@ import type { Event } from '../../proto/schemas/event.ts';
 export const ENTITY_KIND = 'entity';
 export const entityActorId = (namespace: string, name: string) => `${namespace}/${name}`;
 
-/** Who sent the message: the agent session the gateway authenticated. */
+/** Who sent the message: the agent session the gateway authenticated, or an API user. */
 export interface Origin { namespace: string; name: string; user: string }
 
 export interface KeepaliveMsg { origin: Origin; event: Event & { entity: Entity } }
-export interface EventMsg { origin: Origin; event: Event }
+
+/**
+ * An event for this entity. From an agent session (`source: 'agent'`) the entity is the agent; from
+ * the API an unknown entity is created as a proxy (or with the class the event names).
+ */
+export interface EventMsg { origin: Origin; event: Event; source?: 'agent' | 'api' }
+
+/** Create, replace or merge-patch the entity through the API. */
+export interface PutEntityMsg { mode: 'create' | 'replace' | 'patch'; entity?: Entity; patch?: Record<string, unknown>; user: string }
+
+export interface DeleteEventMsg { check: string }
 
 /** What the entity actor keeps in its own record. */
 export interface EntityState {
   entity: Entity;
   keepalive?: KeepaliveState;
+  /** Names of the checks this entity has stored events for. */
+  checks?: string[];
 }
 
 export interface KeepaliveState {

@@ -69,6 +69,31 @@ export class EtcdAdapter {
     await this.client.delete().key(key);
   }
 
+  /** Put that reports the resulting revision and whether the key existed before. */
+  async putReporting(key: string, value: string): Promise<{ revision: number; existed: boolean }> {
+    const res = await this.client.put(key).value(value).getPrevious();
+    return { revision: Number(res.header.revision), existed: res.key !== undefined };
+  }
+
+  /** Put guarded by the key's mod revision (0: must not exist); undefined when the guard failed. */
+  async putIfModRevision(key: string, value: string, modRevision: number): Promise<number | undefined> {
+    const res = await this.client.if(key, 'Mod', '==', modRevision).then(this.client.put(key).value(value)).commit();
+    return res.succeeded ? Number(res.header.revision) : undefined;
+  }
+
+  /** Delete that reports whether the key existed and the resulting revision. */
+  async deleteReporting(key: string): Promise<{ deleted: boolean; revision: number }> {
+    const res = await this.client.delete().key(key).exec();
+    return { deleted: Number(res.deleted) > 0, revision: Number(res.header.revision) };
+  }
+
+  /** Put with a lease (sessions that expire on their own). */
+  async putWithLease(key: string, value: string, ttlSeconds: number): Promise<void> {
+    const lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
+    await lease.put(key).value(value);
+    lease.release();
+  }
+
   /** Creates `key` only when absent. Returns the create revision on success, else the holder. */
   async createIfAbsent(key: string, value: string, leaseId?: string): Promise<{ created: true; revision: number } | { created: false; existing?: EtcdRecord }> {
     const put = this.client.put(key).value(value);

@@ -193,7 +193,10 @@ export class ActorHost implements ShardHost {
     const seen = recordChanged && msgId ? [...cell.seen, msgId].slice(-SEEN_LIMIT) : cell.seen;
     try {
       const writes: Promise<void>[] = [];
-      if (recordChanged) {
+      if (recordChanged && turn.state === undefined && Object.keys(turn.timers).length === 0) {
+        // The actor ended itself (an entity deleted): its record goes, and with it its dedupe memory.
+        writes.push(this.writer.remove(cell.behavior.bucket, cell.key, cell.revision).then((rev) => { cell.revision = rev; }));
+      } else if (recordChanged) {
         const data = encodeRecord(cell.id, stateJson, turn.timers, seen);
         writes.push(this.writer.put(cell.behavior.bucket, cell.key, data, cell.revision).then((rev) => { cell.revision = rev; }));
       }

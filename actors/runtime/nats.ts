@@ -1,5 +1,5 @@
 import {
-  connect, createInbox, headers as natsHeaders, StorageType,
+  connect, createInbox, headers as natsHeaders, RetentionPolicy, StorageType,
   type JetStreamClient, type KV, type Msg, type MsgHdrs, type NatsConnection,
 } from 'nats';
 
@@ -146,6 +146,21 @@ export class NatsAdapter {
     } catch { return false; } finally { clearTimeout(timer); }
   }
 
+  /**
+   * A durable work queue (JetStream, work-queue retention) over `<prefix>.>`: each message is kept
+   * until one consumer takes it. Returns a function that appends to `<prefix>.<topic>`.
+   */
+  async workQueue(stream: string, prefix: string, opts: { replicas?: number } = {}): Promise<(topic: string, data: Uint8Array) => Promise<void>> {
+    const jsm = await this.nc.jetstreamManager();
+    const exists = await jsm.streams.info(stream).then(() => true, () => false);
+    if (!exists) {
+      await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File, num_replicas: opts.replicas ?? 1 })
+        // Another node may have created it at the same moment.
+        .catch(async (err) => { if (!(await jsm.streams.info(stream).then(() => true, () => false))) throw err; });
+    }
+    return async (topic, data) => { await this.js.publish(`${prefix}.${topic}`, data); };
+  }
+
   async kv(bucket: string, opts: { replicas?: number } = {}): Promise<KvStore> {
     const kv = await this.js.views.kv(bucket, { history: 1, replicas: opts.replicas ?? 1, storage: StorageType.File, allow_direct: true });
     return new KvStore(bucket, kv, this);
@@ -201,6 +216,33 @@ export class KvStore {
       if ((err as { api_error?: { err_code?: number } })?.api_error?.err_code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test((err as Error)?.message ?? '')) throw new CasConflictError(key);
       throw err;
     }
+  }
+
+  /**
+   * Follows the whole bucket for read models: every current entry, then every change. Each (re)start
+   * of the watch calls `onStart`, then delivers all current entries, then `onReady`: a model can drop
+   * what the new pass did not deliver (deleted while the watch was down).
+   */
+  follow(h: { onStart(): void; onPut(key: string, value: Uint8Array): void; onDelete(key: string): void; onReady(): void; onError?(err: Error): void }): { stop(): void } {
+    let stopped = false;
+    let current: { stop(): void } | undefined;
+    const run = async () => {
+      while (!stopped) {
+        try {
+          h.onStart();
+          const it = await this.kv.watch({ key: '>', initializedFn: () => h.onReady() });
+          current = it;
+          for await (const e of it) {
+            if (e.operation === 'PUT') h.onPut(e.key, e.value); else h.onDelete(e.key);
+          }
+        } catch (err) {
+          h.onError?.(err as Error);
+        }
+        if (!stopped) await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+    void run();
+    return { stop: () => { stopped = true; current?.stop(); } };
   }
 
   /** Every live entry whose key matches `filter` (NATS subject wildcards). */

@@ -32,6 +32,15 @@ for _ in $(seq 1 150); do
   sleep 0.2
 done
 
+# The administrator, and an API key kept in the state dir so the hints below stay valid across runs.
+ADMIN_USER=${ADMIN_USER:-admin}
+ADMIN_PASSWORD=${ADMIN_PASSWORD:-P@ssw0rd!}
+KEY_FILE="$STATE_DIR/admin.api-key"
+[ -s "$KEY_FILE" ] || node -e 'process.stdout.write(require("crypto").randomUUID())' > "$KEY_FILE"
+API_KEY=$(cat "$KEY_FILE")
+bin/monitor-backend init ${BACKEND_ARGS:-} --cluster-admin-username "$ADMIN_USER" --cluster-admin-password "$ADMIN_PASSWORD" \
+  --cluster-admin-api-key "$API_KEY" --ignore-already-initialized >/dev/null || { echo "monitor-backend init failed"; stop; }
+
 bin/monitor-agent start --backend-url "ws://127.0.0.1:$AGENT_PORT" --name "$AGENT_NAME" \
   --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
 agent_pid=$!
@@ -41,10 +50,13 @@ cat <<INFO
   monitor is running
     REST API      http://127.0.0.1:$API_PORT   (health: curl http://127.0.0.1:$API_PORT/health)
     agent socket  ws://127.0.0.1:$AGENT_PORT
+    administrator $ADMIN_USER / $ADMIN_PASSWORD, API key $API_KEY
     the agent's entity:
-      curl http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/entities/$AGENT_NAME
+      curl -H "Authorization: Key $API_KEY" http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/entities/$AGENT_NAME
     its keepalive event:
-      curl http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/events/$AGENT_NAME/keepalive
+      curl -H "Authorization: Key $API_KEY" http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/events/$AGENT_NAME/keepalive
+    a token instead of the key:
+      curl -u $ADMIN_USER:'$ADMIN_PASSWORD' http://127.0.0.1:$API_PORT/auth
   Ctrl-C stops everything.
 
 INFO

@@ -6,6 +6,8 @@ import { AgentHandshake, handshakeHeaders } from '../../proto/schemas/handshake.
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { StoredUser } from '../auth/users.ts';
 import type { VerifiedCache } from '../auth/passwords.ts';
+import type { Authorizer } from '../auth/rbac.ts';
+import { withUsersGroup } from '../auth/login.ts';
 
 export interface AgentIdentity extends AgentHandshake { user: string }
 
@@ -28,14 +30,11 @@ function basicCredentials(req: IncomingMessage): { user: string; password: strin
   return { user: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
-/** Groups whose members may open agent sessions until RBAC takes over this decision. */
-const AGENT_GROUPS = new Set(['system:agents', 'cluster-admins']);
-
 /**
  * Checks an agent's upgrade request in the reference's order: credentials (401), permission (403),
  * namespace (404). Headers are parsed once here; the session trusts the identity it returns.
  */
-export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache): Promise<AgentIdentity> {
+export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache, authz: Authorizer): Promise<AgentIdentity> {
   const parsed = v.safeParse(AgentHandshake, {
     namespace: header(req, handshakeHeaders.namespace),
     agentName: header(req, handshakeHeaders.agentName),
@@ -50,7 +49,9 @@ export async function authenticateAgent(req: IncomingMessage, config: ConfigStor
   if (!stored.success || stored.output.disabled || !(await passwords.verify(creds.password, stored.output.password_hash))) {
     throw new HandshakeError(401, 'bad credentials');
   }
-  if (!stored.output.groups.some((g) => AGENT_GROUPS.has(g))) {
+  // The reference's rule: the user may create events named after the agent in its namespace.
+  const subject = { username: creds.user, groups: withUsersGroup(stored.output.groups) };
+  if (!authz.allowed(subject, { verb: 'create', resource: 'events', namespace: parsed.output.namespace, name: parsed.output.agentName })) {
     throw new HandshakeError(403, `user "${creds.user}" may not create events in namespace "${parsed.output.namespace}"`);
   }
   if (config.get(etcdKeys.namespace(parsed.output.namespace)) === undefined) {

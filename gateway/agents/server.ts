@@ -6,6 +6,7 @@ import { errorBody, kindOfStatus } from '../../proto/errors.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { VerifiedCache } from '../auth/passwords.ts';
+import type { Authorizer } from '../auth/rbac.ts';
 import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
 
@@ -14,6 +15,7 @@ export interface AgentGatewayOptions extends SessionDeps {
   port: number;
   node: string;
   config: ConfigStore;
+  authz: Authorizer;
   /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
   heartbeatSeconds?: number;
 }
@@ -78,7 +80,7 @@ export class AgentGateway {
     if (path !== '/') { refuse(socket, 404, `no agent endpoint at ${path}`); return; }
     let identity;
     try {
-      identity = await authenticateAgent(req, this.opts.config, this.passwords);
+      identity = await authenticateAgent(req, this.opts.config, this.passwords, this.opts.authz);
     } catch (err) {
       const status = err instanceof HandshakeError ? err.status : 500;
       if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });

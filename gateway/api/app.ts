@@ -1,22 +1,59 @@
 import { Hono } from 'hono';
-import type { EntityReads } from '../../actors/entity/reads.ts';
-import type { Logger } from '../../proto/log.ts';
+import { bodyLimit } from 'hono/body-limit';
+import type { ApiEnv, ApiServices } from './env.ts';
 import { ApiError, sendError } from './errors.ts';
-import { coreReadRoutes } from './routes/core-reads.ts';
-import { systemRoutes, type HealthReport, type VersionReport } from './routes/system.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { CONFIG_RESOURCES } from './resources.ts';
+import { apiKeyRoutes } from './routes/apikeys.ts';
+import { authRoutes } from './routes/auth.ts';
+import { authProviderRoutes, remove as removeAuthProvider } from './routes/authproviders.ts';
+import { checkExtraRoutes } from './routes/check-extras.ts';
+import { configResourceRoutes } from './routes/config-resources.ts';
+import { entityRoutes } from './routes/entities.ts';
+import { eventRoutes } from './routes/events.ts';
+import { namespaceRoutes } from './routes/namespaces.ts';
+import { silencedExtraRoutes } from './routes/silenced-extras.ts';
+import { systemRoutes, type SystemDeps } from './routes/system.ts';
+import { userRoutes } from './routes/users.ts';
 
-export interface ApiDeps {
-  reads: EntityReads;
-  health: () => Promise<HealthReport>;
-  version: () => Promise<VersionReport>;
-  log: Logger;
-}
+/** Largest request body the API reads (the reference's `--api-request-limit`). */
+export const REQUEST_LIMIT_BYTES = 512_000;
 
-/** The REST API of a node: small route groups mounted on one Hono app, one error format. */
-export function buildApi(deps: ApiDeps): Hono {
-  const app = new Hono();
+export type ApiDeps = ApiServices & SystemDeps;
+
+/**
+ * The REST API of a node: public system and auth routes, then `/api/core/v2` and the
+ * authentication providers behind authentication and RBAC; one error format throughout.
+ */
+export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  app.use('*', deps.metrics.middleware());
+  app.use('*', bodyLimit({
+    maxSize: REQUEST_LIMIT_BYTES,
+    // The rest of the body is never read, so the connection cannot carry another request.
+    onError: (c) => { c.header('Connection', 'close'); return sendError(c, 'payload_too_large', `the request body is larger than ${REQUEST_LIMIT_BYTES} bytes`); },
+  }));
   app.route('/', systemRoutes(deps));
-  app.route('/api/core/v2', coreReadRoutes(deps.reads));
+  app.route('/', authRoutes(deps));
+
+  const core = new Hono<ApiEnv>();
+  core.use('*', authenticate(deps));
+  core.route('/', namespaceRoutes(deps));
+  core.route('/', userRoutes(deps));
+  core.route('/', apiKeyRoutes(deps));
+  core.route('/', entityRoutes(deps));
+  core.route('/', eventRoutes(deps));
+  core.route('/', checkExtraRoutes(deps));
+  core.route('/', silencedExtraRoutes(deps));
+  for (const def of CONFIG_RESOURCES) core.route('/', configResourceRoutes(deps, def));
+  core.delete('/namespaces/:ns/authproviders/:name', (c) => removeAuthProvider(c, deps, c.req.param('name')));
+  app.route('/api/core/v2', core);
+
+  const providers = new Hono<ApiEnv>();
+  providers.use('*', authenticate(deps));
+  providers.route('/', authProviderRoutes(deps));
+  app.route('/api/enterprise/authentication/v2', providers);
+
   app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
     if (err instanceof ApiError) return sendError(c, err.kind, err.message);

@@ -2,7 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 
 /** Listens with the app on host:port; resolves once listening, rejects when the port is taken. */
-export function listenApi(app: Hono, host: string, port: number): Promise<{ close(): Promise<void> }> {
+export function listenApi(app: Hono<any>, host: string, port: number): Promise<{ close(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server: ServerType = serve({ fetch: app.fetch, hostname: host.replace(/^\[|\]$/g, ''), port }, () => {
       server.off('error', reject);

@@ -49,3 +49,25 @@ export const BackendConfig = v.object({
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
+
+/** `monitor-backend init`: the backend's own flags (one config file serves both) plus the administrator. */
+export const initFlags: FlagSpec[] = [
+  ...backendFlags,
+  { name: 'cluster-admin-username', type: 'string', description: 'name of the cluster administrator to create' },
+  { name: 'cluster-admin-password', type: 'string', description: 'password of the cluster administrator' },
+  { name: 'cluster-admin-api-key', type: 'string', description: 'an API key (UUID) to create for the administrator' },
+  { name: 'ignore-already-initialized', type: 'bool', description: 'exit 0 when the cluster is already initialized', default: false },
+  { name: 'timeout', type: 'int', description: 'seconds to wait for etcd', default: 5 },
+  { name: 'wait', type: 'bool', description: 'wait for etcd for as long as it takes', default: false },
+];
+
+export const InitConfig = v.object({
+  ...BackendConfig.entries,
+  'cluster-admin-username': v.pipe(v.string('is required'), Name),
+  'cluster-admin-password': v.pipe(v.string('is required'), v.minLength(8, 'must be at least 8 characters')),
+  'cluster-admin-api-key': v.optional(v.pipe(v.string(), v.uuid('must be a UUID'))),
+  'ignore-already-initialized': v.boolean(),
+  timeout: v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1 second')),
+  wait: v.boolean(),
+});
+export type InitConfig = v.InferOutput<typeof InitConfig>;

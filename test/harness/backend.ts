@@ -40,7 +40,13 @@ export interface BackendOptions {
   env?: Record<string, string | undefined>;
   /** How long to wait for GET /health == 200; default 30000. */
   readyTimeoutMs?: number;
+  /** Run `monitor-backend init` (admin + API key) once ready; default true. */
+  init?: boolean;
 }
+
+/** The administrator every harness cluster is initialized with. */
+export const ADMIN = { username: 'admin', password: 'P@ssw0rd!admin', apiKey: '5f0c8f4e-1c5e-4b7e-9d3a-0a1b2c3d4e5f' } as const;
+export const adminAuth = { Authorization: `Key ${ADMIN.apiKey}` };
 
 export interface Backend {
   name: string;
@@ -124,7 +130,8 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     embedded,
     options,
     proc,
-    get: (path, init) => getJson(apiUrl + path, init),
+    // As the administrator unless the caller sends its own Authorization.
+    get: (path, init) => getJson(apiUrl + path, { ...init, headers: { ...adminAuth, ...(init?.headers as Record<string, string> | undefined) } }),
     health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
     logs: () => proc.jsonLines(),
     stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
@@ -144,7 +151,10 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     }
     try {
       const res = await getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.status === 200) return backend;
+      if (res.status === 200) {
+        if (o.init !== false) await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl);
+        return backend;
+      }
       last = `status ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`;
     } catch (err) {
       last = (err as Error).message;
@@ -158,4 +168,12 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** `monitor-backend init` against a cluster's etcd, as the harness administrator (idempotent). */
+export async function initCluster(etcdUrl: string): Promise<void> {
+  const proc = Proc.start('init', BACKEND_BIN, ['init', '--etcd-client-urls', etcdUrl, '--cluster-admin-username', ADMIN.username,
+    '--cluster-admin-password', ADMIN.password, '--cluster-admin-api-key', ADMIN.apiKey, '--ignore-already-initialized']);
+  const exit = await proc.exited;
+  if (exit.code !== 0) throw new Error(`monitor-backend init failed (code ${exit.code}):\n${proc.tail(20)}`);
 }

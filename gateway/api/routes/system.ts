@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { ApiMetrics } from '../metrics.ts';
 
 export interface HealthReport {
   healthy: boolean;
@@ -17,13 +18,23 @@ export interface VersionReport {
   api_groups: Record<string, string>;
 }
 
-/** `/health` (200 when this node can reach etcd and NATS, else 503) and `/version`. */
-export function systemRoutes(deps: { health: () => Promise<HealthReport>; version: () => Promise<VersionReport> }): Hono {
+export interface SystemDeps {
+  health: () => Promise<HealthReport>;
+  version: () => Promise<VersionReport>;
+  /** True once this node serves complete answers: configuration and read models loaded, member of the cluster. */
+  ready: () => boolean;
+  metrics: ApiMetrics;
+}
+
+/** Public routes: `/health` (503 when etcd or NATS is out of reach), `/ready`, `/version`, `/metrics`. */
+export function systemRoutes(deps: SystemDeps): Hono {
   const app = new Hono();
   app.get('/health', async (c) => {
     const report = await deps.health();
     return c.json(report, report.healthy ? 200 : 503);
   });
+  app.get('/ready', (c) => (deps.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
   app.get('/version', async (c) => c.json(await deps.version()));
+  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.contentType }));
   return app;
 }

@@ -1,0 +1,120 @@
+import { decodeToken } from '../../proto/names.ts';
+import type { KvStore } from '../runtime/nats.ts';
+
+/** One listed resource: its JSON as stored (sent as is), parsed only when a selector needs it. */
+export class ReadItem {
+  private parsed: unknown;
+  constructor(readonly key: string, readonly json: string) {}
+  value<T>(): T { return (this.parsed ??= JSON.parse(this.json)) as T; }
+}
+
+/**
+ * Items ordered by a composite key (`ns \0 name ...`), so a namespace, an entity's events, or a page
+ * after a continue token is a binary search and a slice.
+ */
+export class SortedIndex {
+  private keys: string[] = [];
+  private readonly items = new Map<string, ReadItem>();
+
+  get size(): number { return this.items.size; }
+
+  set(item: ReadItem): void {
+    if (!this.items.has(item.key)) this.keys.splice(this.lowerBound(item.key), 0, item.key);
+    this.items.set(item.key, item);
+  }
+
+  delete(key: string): void {
+    if (!this.items.delete(key)) return;
+    const i = this.lowerBound(key);
+    if (this.keys[i] === key) this.keys.splice(i, 1);
+  }
+
+  has(key: string): boolean { return this.items.has(key); }
+  allKeys(): string[] { return [...this.keys]; }
+
+  /** Items with keys starting with `prefix`, after `after` (exclusive) when given. */
+  *range(prefix: string, after?: string): Generator<ReadItem> {
+    let i = this.lowerBound(after !== undefined && after >= prefix ? after : prefix);
+    if (after !== undefined && this.keys[i] === after) i++;
+    for (; i < this.keys.length; i++) {
+      const k = this.keys[i]!;
+      if (!k.startsWith(prefix)) return;
+      yield this.items.get(k)!;
+    }
+  }
+
+  private lowerBound(key: string): number {
+    let lo = 0, hi = this.keys.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (this.keys[mid]! < key) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+}
+
+export const SEP = '\u0000';
+
+/**
+ * The list side of the entity and event stores on every node: both KV buckets followed by a watch,
+ * kept ordered in memory. Lists and pages are served from here without touching NATS; single reads
+ * still go to KV, so a client always reads what it just wrote. Lists trail writes by the watch's
+ * delivery delay (milliseconds).
+ */
+export class EntityReadModel {
+  readonly entities = new SortedIndex();
+  readonly events = new SortedIndex();
+  private watches: Array<{ stop(): void }> = [];
+
+  constructor(private readonly entityStore: KvStore, private readonly eventStore: KvStore) {}
+
+  start(): Promise<void> {
+    return Promise.all([
+      this.follow(this.entityStore, this.entities, entityItem),
+      this.follow(this.eventStore, this.events, eventItem),
+    ]).then(() => undefined);
+  }
+
+  private follow(store: KvStore, index: SortedIndex, toItem: (key: string, data: Uint8Array) => ReadItem | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      let seen: Set<string> | undefined;
+      this.watches.push(store.follow({
+        onStart: () => { seen = new Set(); },
+        onPut: (key, data) => {
+          const item = toItem(key, data);
+          if (!item) { const k = compositeKey(key, store === this.entityStore); if (k) index.delete(k); return; }
+          seen?.add(item.key);
+          index.set(item);
+        },
+        onDelete: (key) => { const k = compositeKey(key, store === this.entityStore); if (k) index.delete(k); },
+        onReady: () => {
+          // What the new pass did not deliver was deleted while the watch was away.
+          if (seen) for (const k of index.allKeys()) if (!seen.has(k)) index.delete(k);
+          seen = undefined;
+          resolve();
+        },
+      }));
+    });
+  }
+
+  stop(): void { for (const w of this.watches) w.stop(); }
+}
+
+/** `017.default.web-01` → `default\0web-01`; `default.web-01.disk` → `default\0web-01\0disk`. */
+function compositeKey(kvKey: string, isEntityRecord: boolean): string | undefined {
+  const tokens = kvKey.split('.');
+  if (isEntityRecord) return tokens.length === 3 ? decodeToken(tokens[1]!) + SEP + decodeToken(tokens[2]!) : undefined;
+  return tokens.length === 3 ? tokens.map(decodeToken).join(SEP) : undefined;
+}
+
+function entityItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
+  const key = compositeKey(kvKey, true);
+  if (!key) return undefined;
+  try {
+    const record = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as { state?: { entity?: unknown } };
+    const entity = record.state?.entity;
+    return entity ? new ReadItem(key, JSON.stringify(entity)) : undefined;
+  } catch { return undefined; }
+}
+
+function eventItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
+  const key = compositeKey(kvKey, false);
+  return key ? new ReadItem(key, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) : undefined;
+}

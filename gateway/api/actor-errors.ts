@@ -1,0 +1,17 @@
+import { ActorError } from '../../actors/runtime/types.ts';
+import { ApiError } from './errors.ts';
+
+/** Runs an actor call and turns its refusal into the matching API error. */
+export async function viaActor<T>(call: Promise<T>): Promise<T> {
+  try { return await call; }
+  catch (err) {
+    if (!(err instanceof ActorError)) throw err;
+    switch (err.code) {
+      case 'not_found': throw new ApiError('not_found', err.message);
+      case 'invalid': throw new ApiError('invalid_argument', err.message);
+      case 'conflict': throw new ApiError('already_exists', err.message);
+      case 'unavailable': throw new ApiError('unavailable', err.message);
+      default: throw new ApiError('internal', err.message);
+    }
+  }
+}

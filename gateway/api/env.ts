@@ -1,0 +1,25 @@
+import type { ConfigStore } from '../../actors/config/store.ts';
+import type { ActorClient } from '../../actors/runtime/ask.ts';
+import type { EntityReads } from '../../actors/entity/reads.ts';
+import type { EntityReadModel } from '../../actors/entity/read-model.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { Authorizer, Subject } from '../auth/rbac.ts';
+import type { AccessClaims, TokenService } from '../auth/tokens.ts';
+import type { Authenticator } from '../auth/login.ts';
+
+/** What the API's routes work with; one instance per node. */
+export interface ApiServices {
+  config: ConfigStore;
+  authz: Authorizer;
+  tokens: TokenService;
+  auth: Authenticator;
+  actors: ActorClient;
+  reads: EntityReads;
+  readModel: EntityReadModel;
+  /** Queues an ad hoc check request for the scheduler (delivered by a later release). */
+  queueAdhoc(request: Record<string, unknown>): Promise<void>;
+  log: Logger;
+}
+
+/** Per-request values: the authenticated subject, and its token when it came with one. */
+export type ApiEnv = { Variables: { subject: Subject; claims?: AccessClaims } };

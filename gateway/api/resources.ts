@@ -1,0 +1,78 @@
+import type * as v from 'valibot';
+import { Asset } from '../../proto/schemas/resources/assets.ts';
+import { CheckConfig, HookConfig } from '../../proto/schemas/resources/checks.ts';
+import { EventFilter, Handler, Mutator, Pipeline } from '../../proto/schemas/resources/pipeline.ts';
+import { Role, RoleBinding } from '../../proto/schemas/resources/rbac.ts';
+import { Silenced, silencedName } from '../../proto/schemas/resources/silenced.ts';
+import type { Subject } from '../auth/rbac.ts';
+import { ApiError } from './errors.ts';
+
+type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
+
+/** How one configuration resource kept in etcd is named, validated, stored and shown. */
+export interface ConfigResource {
+  /** Route segment and RBAC resource name. */
+  plural: string;
+  /** `type` of the wrapped form. */
+  type: string;
+  namespaced: boolean;
+  schema: v.GenericSchema;
+  /** Its name in a body, before validation (silenced entries derive it). */
+  nameOf(body: Body): string | undefined;
+  /** What is stored, from a validated body. */
+  toStored?(value: Body, ctx: { subject: Subject; now: number }): Body;
+}
+
+const metaName = (b: Body) => (typeof b.metadata?.name === 'string' ? b.metadata.name : undefined);
+
+const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced = true): ConfigResource =>
+  ({ plural, type, namespaced, schema, nameOf: metaName });
+
+/**
+ * Puts the URL's name and namespace into the body's metadata; a body that names another one is a
+ * 400, never silently moved.
+ */
+export function placeInUrl(body: Body, name: string | undefined, ns: string | undefined): Body {
+  const meta = { ...(body.metadata ?? {}) };
+  if (name !== undefined) {
+    if (meta.name !== undefined && meta.name !== name) throw new ApiError('invalid_argument', `the name in the body ("${String(meta.name)}") differs from the URL ("${name}")`);
+    meta.name = name;
+  }
+  if (ns !== undefined) {
+    if (meta.namespace !== undefined && meta.namespace !== ns) throw new ApiError('invalid_argument', `the namespace in the body ("${String(meta.namespace)}") differs from the URL ("${ns}")`);
+    meta.namespace = ns;
+  }
+  return { ...body, metadata: meta };
+}
+
+export const silencedResource: ConfigResource = {
+  plural: 'silenced',
+  type: 'Silenced',
+  namespaced: true,
+  schema: Silenced,
+  nameOf: (b) => metaName(b) ?? (b.subscription || b.check ? silencedName(b as { subscription?: string; check?: string }) : undefined),
+  toStored(value, { subject, now }) {
+    const s = value as Body & { subscription?: string; check?: string; begin?: number; expire?: number; creator?: string; expire_at?: number };
+    const name = silencedName(s);
+    if (s.metadata?.name !== undefined && s.metadata.name !== name) throw new ApiError('invalid_argument', `a silenced entry for ${name} must be named "${name}"`);
+    const begin = s.begin ?? Math.floor(now / 1000);
+    const expire = s.expire ?? -1;
+    return { ...s, metadata: { ...s.metadata, name }, begin, expire, creator: s.creator ?? subject.username, expire_at: expire > 0 ? begin + expire : 0 };
+  },
+};
+
+/** Every configuration resource served by the generic routes. */
+export const CONFIG_RESOURCES: ConfigResource[] = [
+  plain('assets', 'Asset', Asset),
+  plain('checks', 'CheckConfig', CheckConfig),
+  plain('filters', 'EventFilter', EventFilter),
+  plain('handlers', 'Handler', Handler),
+  plain('hooks', 'HookConfig', HookConfig),
+  plain('mutators', 'Mutator', Mutator),
+  plain('pipelines', 'Pipeline', Pipeline),
+  plain('roles', 'Role', Role),
+  plain('rolebindings', 'RoleBinding', RoleBinding),
+  silencedResource,
+  plain('clusterroles', 'ClusterRole', Role, false),
+  plain('clusterrolebindings', 'ClusterRoleBinding', RoleBinding, false),
+];

@@ -1,0 +1,117 @@
+import { Hono, type Context } from 'hono';
+import { ConfigConflictError, type ConfigEntry } from '../../../actors/config/store.ts';
+import { configKeys, etcdKeys } from '../../../proto/names.ts';
+import { mergePatch } from '../../../proto/merge-patch.ts';
+import type { ApiEnv, ApiServices } from '../env.ts';
+import { ApiError } from '../errors.ts';
+import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
+import { page, pagingOf } from '../paginate.ts';
+import { placeInUrl, type ConfigResource } from '../resources.ts';
+import { metadataLabels, selectorOf } from '../selectors.ts';
+
+type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
+
+/** 404 unless the namespace exists: nothing is created in a namespace nobody made. */
+export function requireNamespace(svc: ApiServices, ns: string): void {
+  if (svc.config.get(etcdKeys.namespace(ns)) === undefined) throw new ApiError('not_found', `namespace "${ns}" not found`);
+}
+
+/**
+ * The standard routes of a configuration resource kept in etcd: list (one namespace and all
+ * namespaces), get, create (POST, 409 when it exists), create-or-replace (PUT), merge-patch
+ * (PATCH, honouring If-Match), delete. Reads come from this node's watched copy of etcd.
+ */
+export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const base = def.namespaced ? `/namespaces/:ns/${def.plural}` : `/${def.plural}`;
+  const keyOf = (ns: string | undefined, name: string) => (def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name));
+  const nsOf = (c: Context<ApiEnv>) => (def.namespaced ? c.req.param('ns') : undefined);
+
+  const list = (c: Context<ApiEnv>, entries: ConfigEntry<Body>[]) => {
+    const match = selectorOf(c, singular(def.plural), metadataLabels);
+    const selected = match ? entries.filter((e) => match(e.value)) : entries;
+    return c.json(page(c, selected, (e) => e.key, pagingOf(c)).map((e) => e.value));
+  };
+
+  app.get(base, (c) => {
+    const ns = nsOf(c);
+    authorize(c, svc, { verb: 'list', resource: def.plural, namespace: ns });
+    return list(c, svc.config.entries<Body>(configKeys.prefix(def.plural, ns)));
+  });
+
+  if (def.namespaced) {
+    // All namespaces: only those the subject may list in.
+    app.get(`/${def.plural}`, (c) => {
+      const s = c.get('subject');
+      const entries = svc.config.entries<Body>(configKeys.prefix(def.plural))
+        .filter((e) => svc.authz.allowed(s, { verb: 'list', resource: def.plural, namespace: String(e.value.metadata?.namespace ?? '') }));
+      return list(c, entries);
+    });
+  }
+
+  app.get(`${base}/:name`, (c) => {
+    const ns = nsOf(c), name = c.req.param('name');
+    authorize(c, svc, { verb: 'get', resource: def.plural, namespace: ns, name });
+    const value = svc.config.get<Body>(keyOf(ns, name));
+    if (value === undefined) throw new ApiError('not_found', 'resource not found');
+    return sendOne(c, value);
+  });
+
+  const prepare = async (c: Context<ApiEnv>, name: string | undefined): Promise<{ key: string; stored: Body; name: string }> => {
+    const ns = nsOf(c);
+    const body = placeInUrl(unwrap(await readJson(c)) as Body, name, ns);
+    const resolvedName = name ?? def.nameOf(body);
+    if (!resolvedName) throw new ApiError('invalid_argument', `invalid ${singular(def.plural)}: metadata.name is required`);
+    authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: def.plural, namespace: ns, name: resolvedName });
+    if (ns !== undefined) requireNamespace(svc, ns);
+    const value = validate(def.schema, body, singular(def.plural)) as Body;
+    const withCreator: Body = { ...value, metadata: { ...value.metadata, created_by: c.get('subject').username } };
+    const stored = def.toStored ? def.toStored(withCreator, { subject: c.get('subject'), now: Date.now() }) : withCreator;
+    const finalName = def.nameOf(stored) ?? resolvedName;
+    return { key: keyOf(ns, finalName), stored, name: finalName };
+  };
+
+  app.post(base, async (c) => {
+    const { key, stored } = await prepare(c, undefined);
+    try { await svc.config.create(key, stored); }
+    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists'); throw err; }
+    return c.body(null, 201);
+  });
+
+  app.put(`${base}/:name`, async (c) => {
+    const { key, stored } = await prepare(c, c.req.param('name'));
+    await svc.config.put(key, stored);
+    return c.body(null, 201);
+  });
+
+  app.patch(`${base}/:name`, async (c) => {
+    const ns = nsOf(c), name = c.req.param('name');
+    authorize(c, svc, { verb: 'update', resource: def.plural, namespace: ns, name });
+    const key = keyOf(ns, name);
+    const current = svc.config.entry<Body>(key);
+    if (!current) throw new ApiError('not_found', 'resource not found');
+    checkPreconditions(c, current.value);
+    const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
+    const value = validate(def.schema, patched, singular(def.plural)) as Body;
+    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now() }) : value;
+    try { await svc.config.replace(key, stored, current.modRevision); }
+    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('conflict', 'the resource changed while it was being patched; retry'); throw err; }
+    return sendOne(c, stored);
+  });
+
+  app.delete(`${base}/:name`, async (c) => {
+    const ns = nsOf(c), name = c.req.param('name');
+    authorize(c, svc, { verb: 'delete', resource: def.plural, namespace: ns, name });
+    if (!(await svc.config.remove(keyOf(ns, name)))) throw new ApiError('not_found', 'resource not found');
+    return c.body(null, 204);
+  });
+
+  return app;
+}
+
+/** `checks` → `check`, for messages and selector paths. */
+export function singular(plural: string): string {
+  if (plural === 'silenced') return 'silenced';
+  if (plural.endsWith('ies')) return plural.slice(0, -3) + 'y';
+  return plural.replace(/s$/, '');
+}

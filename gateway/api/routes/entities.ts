@@ -1,0 +1,95 @@
+import { Hono, type Context } from 'hono';
+import { ENTITY_KIND, entityActorId, type PutEntityMsg } from '../../../actors/entity/messages.ts';
+import { SEP, type ReadItem } from '../../../actors/entity/read-model.ts';
+import { Entity } from '../../../proto/schemas/entity.ts';
+import { mergePatch } from '../../../proto/merge-patch.ts';
+import { viaActor } from '../actor-errors.ts';
+import type { ApiEnv, ApiServices } from '../env.ts';
+import { ApiError } from '../errors.ts';
+import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
+import { page, pagingOf } from '../paginate.ts';
+import { placeInUrl } from '../resources.ts';
+import { metadataLabels, selectorOf, type Predicate } from '../selectors.ts';
+import { requireNamespace } from './config-resources.ts';
+
+/** A page of read-model items as a JSON array, written from the stored JSON without re-encoding. */
+export function sendItems(c: Context, items: Iterable<ReadItem>, match: Predicate | undefined): Response {
+  const selected = match ? filter(items, (i) => match(i.value())) : items;
+  const chosen = page(c, selected, (i) => i.key, pagingOf(c));
+  return c.body(`[${chosen.map((i) => i.json).join(',')}]`, 200, { 'Content-Type': 'application/json' });
+}
+
+export function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
+  for (const i of items) if (keep(i)) yield i;
+}
+
+/** The namespace part of a read-model key. */
+export const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
+
+/**
+ * Entities: lists from the read model, single reads from KV, and every write through the entity's
+ * actor, which is the one writer of an entity and its events.
+ */
+export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const ask = (ns: string, name: string, type: string, body: unknown) => viaActor(svc.actors.ask(ENTITY_KIND, entityActorId(ns, name), type, body));
+
+  app.get('/namespaces/:ns/entities', (c) => {
+    const ns = c.req.param('ns');
+    authorize(c, svc, { verb: 'list', resource: 'entities', namespace: ns });
+    return sendItems(c, svc.readModel.entities.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'entity', metadataLabels));
+  });
+
+  app.get('/entities', (c) => {
+    const s = c.get('subject');
+    const visible = filter(svc.readModel.entities.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'entities', namespace: nsOfKey(i.key) }));
+    return sendItems(c, visible, selectorOf(c, 'entity', metadataLabels));
+  });
+
+  app.get('/namespaces/:ns/entities/:name', async (c) => {
+    const { ns, name } = c.req.param();
+    authorize(c, svc, { verb: 'get', resource: 'entities', namespace: ns, name });
+    const entity = await svc.reads.entity(ns, name);
+    if (!entity) throw new ApiError('not_found', 'resource not found');
+    return sendOne(c, entity);
+  });
+
+  const write = async (c: Context<ApiEnv>, mode: 'create' | 'replace', urlName: string | undefined) => {
+    const ns = c.req.param('ns')!;
+    const body = placeInUrl(unwrap(await readJson(c)), urlName, ns);
+    const name = urlName ?? (body.metadata?.name as string | undefined);
+    if (!name) throw new ApiError('invalid_argument', 'invalid entity: metadata.name is required');
+    authorize(c, svc, { verb: mode === 'create' ? 'create' : 'update', resource: 'entities', namespace: ns, name });
+    requireNamespace(svc, ns);
+    const entity = validate(Entity, body, 'entity');
+    const msg: PutEntityMsg = { mode, entity, user: c.get('subject').username };
+    await ask(ns, name, 'put-entity', msg);
+    return c.body(null, 201);
+  };
+  app.post('/namespaces/:ns/entities', (c) => write(c, 'create', undefined));
+  app.put('/namespaces/:ns/entities/:name', (c) => write(c, 'replace', c.req.param('name')));
+
+  app.patch('/namespaces/:ns/entities/:name', async (c) => {
+    const { ns, name } = c.req.param();
+    authorize(c, svc, { verb: 'update', resource: 'entities', namespace: ns, name });
+    const current = await svc.reads.entity(ns, name);
+    if (!current) throw new ApiError('not_found', 'resource not found');
+    checkPreconditions(c, current);
+    const patch = unwrap(await readJson(c));
+    // Validate the result before asking the actor, so a bad patch is a 400 here.
+    validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
+    const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
+    const res = await ask(ns, name, 'put-entity', msg) as { entity: unknown };
+    return sendOne(c, res.entity);
+  });
+
+  app.delete('/namespaces/:ns/entities/:name', async (c) => {
+    const { ns, name } = c.req.param();
+    authorize(c, svc, { verb: 'delete', resource: 'entities', namespace: ns, name });
+    const res = await ask(ns, name, 'delete-entity', null) as { deleted: boolean };
+    if (!res.deleted) throw new ApiError('not_found', 'resource not found');
+    return c.body(null, 204);
+  });
+
+  return app;
+}

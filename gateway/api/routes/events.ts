@@ -1,0 +1,95 @@
+import { Hono, type Context } from 'hono';
+import { ENTITY_KIND, entityActorId, type DeleteEventMsg, type EventMsg } from '../../../actors/entity/messages.ts';
+import { SEP } from '../../../actors/entity/read-model.ts';
+import { Event } from '../../../proto/schemas/event.ts';
+import { Name } from '../../../proto/schemas/common.ts';
+import { viaActor } from '../actor-errors.ts';
+import type { ApiEnv, ApiServices } from '../env.ts';
+import { ApiError } from '../errors.ts';
+import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
+import { pagingOf } from '../paginate.ts';
+import { eventLabels, selectorOf } from '../selectors.ts';
+import { requireNamespace } from './config-resources.ts';
+import { filter, nsOfKey, sendItems } from './entities.ts';
+
+type Named = { metadata?: { name?: unknown; namespace?: unknown } } | undefined;
+
+/** A URL name wins only when the body agrees or is silent. */
+function nameFrom(part: Named, urlName: string | undefined, what: string): string | undefined {
+  const bodyName = typeof part?.metadata?.name === 'string' ? part.metadata.name : undefined;
+  if (urlName !== undefined && bodyName !== undefined && bodyName !== urlName) throw new ApiError('invalid_argument', `the ${what} name in the body ("${bodyName}") differs from the URL ("${urlName}")`);
+  return urlName ?? bodyName;
+}
+
+/**
+ * Events: lists from the read model, single reads from KV, writes through the entity's actor; a 201
+ * means the event is durable.
+ */
+export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const ask = (ns: string, entity: string, type: string, body: unknown) => viaActor(svc.actors.ask(ENTITY_KIND, entityActorId(ns, entity), type, body));
+
+  app.get('/namespaces/:ns/events', (c) => {
+    const ns = c.req.param('ns');
+    authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
+    return sendItems(c, svc.readModel.events.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels));
+  });
+
+  app.get('/events', (c) => {
+    const s = c.get('subject');
+    const visible = filter(svc.readModel.events.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'events', namespace: nsOfKey(i.key) }));
+    return sendItems(c, visible, selectorOf(c, 'event', eventLabels));
+  });
+
+  app.get('/namespaces/:ns/events/:entity', (c) => {
+    const { ns, entity } = c.req.param();
+    authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
+    return sendItems(c, svc.readModel.events.range(ns + SEP + entity + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels));
+  });
+
+  app.get('/namespaces/:ns/events/:entity/:check', async (c) => {
+    const { ns, entity, check } = c.req.param();
+    authorize(c, svc, { verb: 'get', resource: 'events', namespace: ns, name: check });
+    const event = await svc.reads.event(ns, entity, check);
+    if (!event) throw new ApiError('not_found', 'resource not found');
+    return sendOne(c, event);
+  });
+
+  const write = async (c: Context<ApiEnv>, urlEntity?: string, urlCheck?: string) => {
+    const ns = c.req.param('ns')!;
+    const raw = unwrap(await readJson(c)) as { entity?: Named; check?: Named; metrics?: unknown };
+    const entity = nameFrom(raw.entity, urlEntity, 'entity');
+    const check = nameFrom(raw.check, urlCheck, 'check');
+    if (!entity) throw new ApiError('invalid_argument', 'invalid event: entity.metadata.name is required');
+    if (!check && !raw.metrics) throw new ApiError('invalid_argument', 'invalid event: check.metadata.name is required');
+    validate(Name, entity, 'entity name');
+    if (check) validate(Name, check, 'check name');
+    authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: 'events', namespace: ns, name: check });
+    requireNamespace(svc, ns);
+    const withNames = {
+      ...raw,
+      entity: { ...(raw.entity ?? {}), metadata: { ...(raw.entity?.metadata ?? {}), name: entity, namespace: ns } },
+      ...(check ? { check: { ...(raw.check ?? {}), metadata: { ...(raw.check?.metadata ?? {}), name: check, namespace: ns } } } : {}),
+    };
+    const event = validate(Event, withNames, 'event');
+    // Metrics-only events are not stored; the pipeline (a later release) handles them.
+    if (!check) return c.body(null, 201);
+    const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
+    await ask(ns, entity, 'event', msg);
+    return c.body(null, 201);
+  };
+  app.post('/namespaces/:ns/events', (c) => write(c));
+  app.post('/namespaces/:ns/events/:entity/:check', (c) => write(c, c.req.param('entity'), c.req.param('check')));
+  app.put('/namespaces/:ns/events/:entity/:check', (c) => write(c, c.req.param('entity'), c.req.param('check')));
+
+  app.delete('/namespaces/:ns/events/:entity/:check', async (c) => {
+    const { ns, entity, check } = c.req.param();
+    authorize(c, svc, { verb: 'delete', resource: 'events', namespace: ns, name: check });
+    const msg: DeleteEventMsg = { check };
+    const res = await ask(ns, entity, 'delete-event', msg) as { deleted: boolean };
+    if (!res.deleted) throw new ApiError('not_found', 'resource not found');
+    return c.body(null, 204);
+  });
+
+  return app;
+}

@@ -1,0 +1,56 @@
+import * as v from 'valibot';
+import type { ConfigStore } from '../../actors/config/store.ts';
+import { configKeys, etcdKeys } from '../../proto/names.ts';
+import type { AuthProvider } from '../../proto/schemas/resources/authproviders.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { VerifiedCache } from './passwords.ts';
+import type { Subject } from './rbac.ts';
+import { USERS_GROUP } from './seed.ts';
+import { StoredUser } from './users.ts';
+
+export interface LoggedIn extends Subject { provider?: string }
+
+/** Checks a user's credentials against one directory provider; undefined when they do not match. */
+export type DirectoryLogin = (provider: AuthProvider, username: string, password: string) => Promise<Subject | undefined>;
+
+/** Every authenticated subject is also in `system:users`, which lets it read and change itself. */
+export const withUsersGroup = (groups: readonly string[]) => (groups.includes(USERS_GROUP) ? [...groups] : [...groups, USERS_GROUP]);
+
+/**
+ * Who someone is: local users first (a slow KDF, cached for repeats), then each configured LDAP or
+ * AD provider in name order. A disabled local user is refused without asking the directories.
+ */
+export class Authenticator {
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly passwords: VerifiedCache,
+    private readonly directory: DirectoryLogin | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /** The subject of a local user as of now (current groups); undefined if missing or disabled. */
+  localSubject(username: string): Subject | undefined {
+    const r = v.safeParse(StoredUser, this.config.get(etcdKeys.user(username)));
+    if (!r.success || r.output.disabled) return undefined;
+    return { username, groups: withUsersGroup(r.output.groups) };
+  }
+
+  async login(username: string, password: string): Promise<LoggedIn | undefined> {
+    const stored = v.safeParse(StoredUser, this.config.get(etcdKeys.user(username)));
+    if (stored.success) {
+      if (stored.output.disabled) return undefined;
+      return (await this.passwords.verify(password, stored.output.password_hash)) ? { username, groups: withUsersGroup(stored.output.groups) } : undefined;
+    }
+    if (!this.directory || !password) return undefined;
+    for (const provider of this.config.list<AuthProvider>(configKeys.prefix('authproviders'))) {
+      if (provider.type !== 'ldap' && provider.type !== 'ad') continue;
+      try {
+        const who = await this.directory(provider, username, password);
+        if (who) return { username: who.username, groups: withUsersGroup(who.groups), provider: provider.metadata.name };
+      } catch (err) {
+        this.log.warn('directory login failed', { provider: provider.metadata.name, error: (err as Error).message });
+      }
+    }
+    return undefined;
+  }
+}

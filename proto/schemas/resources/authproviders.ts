@@ -1,0 +1,95 @@
+import * as v from 'valibot';
+import { Name } from '../common.ts';
+
+// Authentication providers (authentication/v2), spec section 2.1. The PUT example spells the kind
+// `Type`; responses spell it `type`. Both spellings are accepted and stored as `type`.
+
+export const PROVIDER_TYPES = ['ldap', 'ad', 'oidc'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+const Search = v.object({
+  base_dn: v.pipe(v.string(), v.minLength(1, 'base_dn must not be empty')),
+  attribute: v.optional(v.string()),
+  name_attribute: v.optional(v.string()),
+  object_class: v.optional(v.string()),
+});
+
+const Server = v.object({
+  host: v.pipe(v.string(), v.minLength(1, 'host must not be empty')),
+  port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
+  security: v.optional(v.picklist(['insecure', 'tls', 'starttls'], 'security is insecure, tls or starttls')),
+  insecure: v.optional(v.boolean()),
+  trusted_ca_file: v.optional(v.string()),
+  client_cert_file: v.optional(v.string()),
+  client_key_file: v.optional(v.string()),
+  default_upn_domain: v.optional(v.string()),
+  include_nested_groups: v.optional(v.boolean()),
+  binding: v.object({ user_dn: v.string(), password: v.string() }),
+  group_search: Search,
+  user_search: Search,
+});
+export type DirectoryServer = v.InferOutput<typeof Server>;
+
+export const DirectoryProvider = v.object({
+  type: v.picklist(['ldap', 'ad']),
+  api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
+  metadata: v.object({ name: Name, labels: v.optional(v.record(v.string(), v.string())), annotations: v.optional(v.record(v.string(), v.string())), created_by: v.optional(v.string()) }),
+  spec: v.object({
+    servers: v.pipe(v.array(Server), v.minLength(1, 'spec.servers needs at least one server')),
+    groups_prefix: v.optional(v.string(), ''),
+    username_prefix: v.optional(v.string(), ''),
+    allowed_groups: v.optional(v.array(v.string())),
+  }),
+});
+export type DirectoryProvider = v.InferOutput<typeof DirectoryProvider>;
+
+export const OidcProvider = v.object({
+  type: v.literal('oidc'),
+  api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
+  metadata: v.object({ name: Name, labels: v.optional(v.record(v.string(), v.string())), annotations: v.optional(v.record(v.string(), v.string())), created_by: v.optional(v.string()) }),
+  spec: v.looseObject({
+    client_id: v.optional(v.string()),
+    client_secret: v.optional(v.string()),
+    server: v.optional(v.string()),
+    groups_prefix: v.optional(v.string()),
+    username_prefix: v.optional(v.string()),
+  }),
+});
+
+export type AuthProvider = DirectoryProvider | v.InferOutput<typeof OidcProvider>;
+
+/** The attributes the spec's PUT rule requires, as paths, for a directory provider. */
+const REQUIRED_DIRECTORY = ['type', 'api_version', 'metadata.name', 'spec.servers[].host', 'spec.servers[].binding.user_dn',
+  'spec.servers[].binding.password', 'spec.servers[].group_search.base_dn', 'spec.servers[].user_search.base_dn'];
+
+const has = (o: unknown, k: string): o is Record<string, unknown> => typeof o === 'object' && o !== null && k in o && (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null;
+
+/** Which required attributes a provider payload lacks (the rule of spec section 2.1). */
+export function missingProviderAttributes(body: Record<string, unknown>): string[] {
+  const missing: string[] = [];
+  if (!has(body, 'type') && !has(body, 'Type')) missing.push('type');
+  if (!has(body, 'api_version')) missing.push('api_version');
+  if (!has(body, 'metadata') || !has(body.metadata, 'name')) missing.push('metadata.name');
+  const kind = String(body.type ?? body.Type ?? '').toLowerCase();
+  if (kind === 'oidc') { if (!has(body, 'spec')) missing.push('spec'); return missing; }
+  const spec = has(body, 'spec') ? (body.spec as Record<string, unknown>) : undefined;
+  const servers = spec && Array.isArray(spec.servers) ? (spec.servers as unknown[]) : undefined;
+  if (!servers || servers.length === 0) { missing.push(...REQUIRED_DIRECTORY.filter((p) => p.startsWith('spec.'))); return missing; }
+  servers.forEach((srv: unknown, i: number) => {
+    if (!has(srv, 'host')) missing.push(`spec.servers[${i}].host`);
+    if (!has(srv, 'binding') || !has(srv.binding, 'user_dn')) missing.push(`spec.servers[${i}].binding.user_dn`);
+    if (!has(srv, 'binding') || !has(srv.binding, 'password')) missing.push(`spec.servers[${i}].binding.password`);
+    if (!has(srv, 'group_search') || !has(srv.group_search, 'base_dn')) missing.push(`spec.servers[${i}].group_search.base_dn`);
+    if (!has(srv, 'user_search') || !has(srv.user_search, 'base_dn')) missing.push(`spec.servers[${i}].user_search.base_dn`);
+  });
+  return missing;
+}
+
+/** Normalizes the kind's spelling (`Type`, `AD`) before schema validation. */
+export function normalizeProvider(body: Record<string, unknown>): Record<string, unknown> {
+  const { Type, ...rest } = body;
+  const kind = String(rest.type ?? Type ?? '').toLowerCase();
+  return { ...rest, type: kind };
+}
+
+export const AuthProviderSchema = v.variant('type', [DirectoryProvider, OidcProvider], 'type is ldap, AD or OIDC');

@@ -1,0 +1,86 @@
+import * as v from 'valibot';
+import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
+
+const HOOK_TYPE = /^(ok|warning|critical|unknown|non-zero|[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/;
+
+export const HookList = v.object({
+  type: v.pipe(v.string(), v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero')),
+  hooks: Strings,
+});
+
+const TimeWindow = v.object({ begin: v.string(), end: v.string() });
+const Subdue = v.object({
+  begin: v.string(), end: v.string(),
+  repeat: v.optional(v.nullable(Strings)),
+});
+
+export const ProxyRequests = v.object({
+  entity_attributes: OptStrings,
+  splay: v.optional(v.boolean()),
+  splay_coverage: v.optional(v.pipe(UInt, v.maxValue(100, 'splay_coverage is a percentage'))),
+});
+
+const MetricThreshold = v.object({
+  name: v.string(),
+  tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
+  null_status: OptUInt,
+  thresholds: v.optional(v.nullable(v.array(v.object({ min: v.optional(v.string()), max: v.optional(v.string()), status: UInt })))),
+});
+
+export const METRIC_FORMATS = ['nagios_perfdata', 'graphite_plaintext', 'influxdb_line', 'opentsdb_line', 'prometheus_text'] as const;
+
+/** core/v2 CheckConfig. */
+export const CheckConfig = v.pipe(
+  v.object({
+    metadata: Meta,
+    command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
+    handlers: OptStrings,
+    interval: OptUInt,
+    cron: v.optional(v.string()),
+    publish: v.optional(v.boolean()),
+    runtime_assets: OptStrings,
+    subscriptions: OptStrings,
+    proxy_entity_name: v.optional(v.string()),
+    check_hooks: v.optional(v.nullable(v.array(HookList))),
+    stdin: v.optional(v.boolean()),
+    subdue: v.optional(v.nullable(v.object({ days: v.optional(v.record(v.string(), v.array(TimeWindow))) }))),
+    subdues: v.optional(v.nullable(v.array(Subdue))),
+    ttl: v.optional(v.number()),
+    timeout: OptUInt,
+    proxy_requests: v.optional(v.nullable(ProxyRequests)),
+    round_robin: v.optional(v.boolean()),
+    output_metric_format: v.optional(v.union([v.literal(''), v.picklist(METRIC_FORMATS)], `output_metric_format is one of ${METRIC_FORMATS.join(', ')}`)),
+    output_metric_handlers: OptStrings,
+    output_metric_tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
+    output_metric_thresholds: v.optional(v.nullable(v.array(MetricThreshold))),
+    env_vars: EnvVars,
+    max_output_size: OptUInt,
+    discard_output: v.optional(v.boolean()),
+    secrets: Secrets,
+    low_flap_threshold: OptUInt,
+    high_flap_threshold: OptUInt,
+    pipelines: v.optional(v.nullable(v.array(ResourceRef))),
+    scheduler: v.optional(v.string()),
+  }),
+  v.check((c) => !(c.cron && c.interval), 'a check has either an interval or a cron schedule, not both'),
+  v.check((c) => c.publish === false || !!c.cron || (c.interval ?? 0) > 0, 'interval or cron must be set for a published check'),
+  v.check((c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval, 'ttl must be greater than the interval'),
+  v.check((c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold, 'low_flap_threshold must be lower than high_flap_threshold'),
+);
+
+/** core/v2 HookConfig. */
+export const HookConfig = v.object({
+  metadata: Meta,
+  command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
+  timeout: v.optional(UInt, 60),
+  stdin: v.optional(v.boolean()),
+  runtime_assets: OptStrings,
+});
+
+/** The body of POST /checks/:name/execute. */
+export const AdhocRequest = v.object({
+  check: v.optional(v.string()),
+  subscriptions: OptStrings,
+  creator: v.optional(v.string()),
+  reason: v.optional(v.string()),
+});

@@ -1,0 +1,67 @@
+import * as v from 'valibot';
+import { Name } from '../common.ts';
+import { Meta, OptStrings, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
+
+export const HANDLER_TYPES = ['pipe', 'tcp', 'udp', 'set'] as const;
+
+/** core/v2 Handler. */
+export const Handler = v.pipe(
+  v.object({
+    metadata: Meta,
+    type: v.optional(v.picklist(HANDLER_TYPES, `handler type is one of ${HANDLER_TYPES.join(', ')}`), 'pipe'),
+    mutator: v.optional(v.string()),
+    command: v.optional(v.string()),
+    timeout: v.optional(UInt),
+    socket: v.optional(v.nullable(v.object({ host: v.string(), port: v.pipe(UInt, v.maxValue(65535, 'port must be at most 65535')) }))),
+    handlers: OptStrings,
+    filters: OptStrings,
+    env_vars: EnvVars,
+    runtime_assets: OptStrings,
+    secrets: Secrets,
+  }),
+  v.check((h) => h.type !== 'pipe' || !!h.command, 'a pipe handler needs a command'),
+  v.check((h) => (h.type !== 'tcp' && h.type !== 'udp') || !!(h.socket?.host && h.socket.port), 'a tcp or udp handler needs socket.host and socket.port'),
+  v.check((h) => h.type !== 'set' || (h.handlers?.length ?? 0) > 0, 'a set handler needs handlers'),
+);
+
+const Window = v.object({ begin: v.string(), end: v.string() });
+
+/** core/v2 EventFilter. */
+export const EventFilter = v.object({
+  metadata: Meta,
+  action: v.picklist(['allow', 'deny'], 'action is allow or deny'),
+  expressions: v.pipe(Strings, v.minLength(1, 'a filter needs at least one expression')),
+  when: v.optional(v.nullable(v.object({ days: v.optional(v.record(v.string(), v.array(Window))) }))),
+  runtime_assets: OptStrings,
+});
+
+export const MUTATOR_TYPES = ['pipe', 'javascript'] as const;
+
+/** core/v2 Mutator. */
+export const Mutator = v.pipe(
+  v.object({
+    metadata: Meta,
+    type: v.optional(v.picklist(MUTATOR_TYPES, 'mutator type is pipe or javascript'), 'pipe'),
+    command: v.optional(v.string()),
+    eval: v.optional(v.string()),
+    timeout: v.optional(UInt),
+    env_vars: EnvVars,
+    runtime_assets: OptStrings,
+    secrets: Secrets,
+  }),
+  v.check((m) => m.type !== 'pipe' || !!m.command, 'a pipe mutator needs a command'),
+  v.check((m) => m.type !== 'javascript' || !!m.eval, 'a javascript mutator needs eval'),
+);
+
+const Workflow = v.object({
+  name: Name,
+  filters: v.optional(v.nullable(v.array(ResourceRef))),
+  mutator: v.optional(v.nullable(ResourceRef)),
+  handler: ResourceRef,
+});
+
+/** core/v2 Pipeline. */
+export const Pipeline = v.object({
+  metadata: Meta,
+  workflows: v.pipe(v.array(Workflow), v.minLength(1, 'a pipeline needs at least one workflow')),
+});
