@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries run test typecheck bench deploy clean
+.PHONY: help setup deps binaries test-binaries run test typecheck bench deploy clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
@@ -34,13 +34,21 @@ binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq $$missing >/dev/null; }; \
 	fi
 
+# The tests also start an OpenLDAP server (slapd) for directory logins.
+test-binaries:
+	@if [ ! -x /usr/sbin/slapd ]; then \
+	  echo "installing slapd"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null; }; \
+	fi
+
 run: setup
 	@deploy/local/run.sh
 
 typecheck: deps
 	@node_modules/.bin/tsc -p tsconfig.json
 
-test: setup typecheck
+test: setup test-binaries typecheck
 	@node --import tsx test/run.ts
 
 bench: setup
