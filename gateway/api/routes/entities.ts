@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { ENTITY_KIND, entityActorId, type PutEntityMsg } from '../../../actors/entity/messages.ts';
 import { SEP, type ReadItem } from '../../../actors/entity/read-model.ts';
 import { Entity } from '../../../proto/schemas/entity.ts';
+import { Name } from '../../../proto/schemas/common.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
 import { viaActor } from '../actor-errors.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
@@ -59,6 +60,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const body = placeInUrl(unwrap(await readJson(c)), urlName, ns);
     const name = urlName ?? (body.metadata?.name as string | undefined);
     if (!name) throw new ApiError('invalid_argument', 'invalid entity: metadata.name is required');
+    validate(Name, name, 'entity name');
     authorize(c, svc, { verb: mode === 'create' ? 'create' : 'update', resource: 'entities', namespace: ns, name });
     requireNamespace(svc, ns);
     const entity = validate(Entity, body, 'entity');
