@@ -15,6 +15,7 @@ export * from './etcd.ts';
 export * from './nats.ts';
 export * from './backend.ts';
 export * from './agent.ts';
+export * from './slapd.ts';
 
 /**
  * Wraps a hook so that an error it throws is printed to stderr before being

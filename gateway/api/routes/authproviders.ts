@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { configKeys } from '../../../proto/names.ts';
-import { AuthProviderSchema, missingProviderAttributes, normalizeProvider, type AuthProvider } from '../../../proto/schemas/resources/authproviders.ts';
+import { AuthProviderSchema, missingProviderAttributes, normalizeProvider, withProviderDefaults, type AuthProvider } from '../../../proto/schemas/resources/authproviders.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, validate } from '../http.ts';
@@ -38,7 +38,7 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
     if (missing.length) throw new ApiError('invalid_argument', `malformed authentication provider: missing ${missing.join(', ')}`);
     const provider = validate(AuthProviderSchema, normalizeProvider(body), 'authentication provider');
     if (provider.metadata.name !== name) throw new ApiError('invalid_argument', `the name in the body ("${provider.metadata.name}") differs from the URL ("${name}")`);
-    await svc.config.put(key(name), provider);
+    await svc.config.put(key(name), withProviderDefaults(provider));
     return c.body(null, 200);
   });
 

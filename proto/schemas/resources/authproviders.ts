@@ -93,3 +93,43 @@ export function normalizeProvider(body: Record<string, unknown>): Record<string,
 }
 
 export const AuthProviderSchema = v.variant('type', [DirectoryProvider, OidcProvider], 'type is ldap, AD or OIDC');
+
+export interface SearchSettings { attribute: string; object_class: string; name_attribute: string }
+
+/** What a directory search uses when the provider leaves a field out. */
+export const DIRECTORY_SEARCH_DEFAULTS: Record<DirectoryProvider['type'], { user: SearchSettings; group: SearchSettings }> = {
+  ldap: { user: { attribute: 'uid', object_class: 'person', name_attribute: 'cn' }, group: { attribute: 'member', object_class: 'groupOfNames', name_attribute: 'cn' } },
+  ad: { user: { attribute: 'sAMAccountName', object_class: 'person', name_attribute: 'displayName' }, group: { attribute: 'member', object_class: 'group', name_attribute: 'cn' } },
+};
+
+/**
+ * A provider as stored and shown: every server field present (the spec's responses carry them all),
+ * with the values the login uses when the payload left them out.
+ */
+export function withProviderDefaults(p: AuthProvider): AuthProvider {
+  if (p.type === 'oidc') return p;
+  const d = DIRECTORY_SEARCH_DEFAULTS[p.type];
+  return {
+    ...p,
+    spec: {
+      ...p.spec,
+      servers: p.spec.servers.map((s) => {
+        const security = s.security ?? 'tls';
+        return {
+          ...s,
+          port: s.port ?? (security === 'tls' ? 636 : 389),
+          security,
+          insecure: s.insecure ?? false,
+          trusted_ca_file: s.trusted_ca_file ?? '',
+          client_cert_file: s.client_cert_file ?? '',
+          client_key_file: s.client_key_file ?? '',
+          default_upn_domain: s.default_upn_domain ?? '',
+          group_search: { ...d.group, ...definedOnly(s.group_search) },
+          user_search: { ...d.user, ...definedOnly(s.user_search) },
+        };
+      }),
+    },
+  };
+}
+
+const definedOnly = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined && x !== '')) as T;
