@@ -161,6 +161,7 @@ test('a minimal PUT is answered with every server field, filled with the default
   );
   assert.equal(srv.user_search, { base_dn: 'ou=people', attribute: 'uid', object_class: 'person', name_attribute: 'cn' });
   assert.equal(srv.group_search, { base_dn: 'ou=groups', attribute: 'member', object_class: 'groupOfNames', name_attribute: 'cn' });
+  assert.is((await admin(`${BASE}/minimal`, { method: 'DELETE' })).status, 204);
 });
 
 test('PUT missing any attribute the spec requires is a 400 naming it', async () => {
