@@ -19,7 +19,7 @@ import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
 import { TokenService } from '../gateway/auth/tokens.ts';
 import { Authenticator } from '../gateway/auth/login.ts';
-import { directoryLogin } from '../gateway/auth/ldap.ts';
+import { directoryLogin, directoryLookup } from '../gateway/auth/ldap.ts';
 import { ApiMetrics } from '../gateway/api/metrics.ts';
 import { seedCluster } from '../gateway/auth/seed.ts';
 import { AgentGateway } from '../gateway/agents/server.ts';
@@ -160,7 +160,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     const apiLog = log.child({ component: 'api' });
     const api = await listenApi(buildApi({
       config, authz, tokens, actors, reads, readModel, metrics, health, version, log: apiLog,
-      auth: new Authenticator(config, passwords, directoryLogin, apiLog),
+      auth: new Authenticator(config, passwords, { login: directoryLogin, lookup: directoryLookup }, apiLog),
       queueAdhoc: (req) => adhoc(encodeToken(String(req.namespace)), Buffer.from(JSON.stringify(req))),
       ready: () => readModelReady && membership.guardOk(),
     }), cfg['api-host'], cfg['api-port']);

@@ -40,10 +40,13 @@ async function init(argv: string[]): Promise<void> {
   const etcd = new EtcdAdapter({ endpoints, callTimeoutMs: 3000 });
   try {
     const deadline = Date.now() + cfg.timeout * 1000;
+    let firstError: string | undefined;
     for (;;) {
       try { await etcd.get(etcdKeys.clusterConfig); break; }
       catch (err) {
-        if (!cfg.wait && Date.now() > deadline) fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${(err as Error).message}`, 1);
+        // Later attempts only say that the client gave up retrying; the first one says why.
+        firstError ??= (err as Error).message;
+        if (!cfg.wait && Date.now() > deadline) fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${firstError}`, 1);
         await new Promise((r) => setTimeout(r, 500));
       }
     }

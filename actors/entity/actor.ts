@@ -164,7 +164,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const base = msg.mode === 'patch' ? (mergePatch(existing, msg.patch ?? {}) as Entity) : msg.entity!;
     const cls = base.entity_class ?? existing?.entity_class ?? 'proxy';
     const entity = normalizedEntity(base, origin, cls);
-    if (!existing) entity.metadata = { ...entity.metadata, created_by: msg.user };
+    entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
     t.state = { ...t.state, entity };
     return { created: !existing, entity };
   }

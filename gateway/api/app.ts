@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { ApiError, sendError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
+import { limitBody } from './middleware/body-limit.ts';
 import { CONFIG_RESOURCES } from './resources.ts';
 import { apiKeyRoutes } from './routes/apikeys.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -28,11 +28,7 @@ export type ApiDeps = ApiServices & SystemDeps;
 export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   app.use('*', deps.metrics.middleware());
-  app.use('*', bodyLimit({
-    maxSize: REQUEST_LIMIT_BYTES,
-    // The rest of the body is never read, so the connection cannot carry another request.
-    onError: (c) => { c.header('Connection', 'close'); return sendError(c, 'payload_too_large', `the request body is larger than ${REQUEST_LIMIT_BYTES} bytes`); },
-  }));
+  app.use('*', limitBody(REQUEST_LIMIT_BYTES));
   app.route('/', systemRoutes(deps));
   app.route('/', authRoutes(deps));
 

@@ -43,8 +43,11 @@ function userFilter(kind: DirectoryProvider['type'], server: DirectoryServer, s:
   return `(&${escapeFilter`(objectClass=${s.object_class})`}${byUpn ? `(|${byAccount}${byUpn})` : byAccount})`;
 }
 
-/** One server's answer: the user's DN and group names, or undefined for unknown user or wrong password. */
-async function askServer(kind: DirectoryProvider['type'], server: DirectoryServer, username: string, password: string): Promise<{ groups: string[] } | undefined> {
+/**
+ * One server's answer: the user's group names, or undefined for an unknown user or a wrong password.
+ * Without a password (a session refresh) the user is only looked up, not bound as.
+ */
+async function askServer(kind: DirectoryProvider['type'], server: DirectoryServer, username: string, password: string | undefined): Promise<{ groups: string[] } | undefined> {
   const user = settings(server.user_search, DEFAULTS[kind].user);
   const group = settings(server.group_search, DEFAULTS[kind].group);
   const client: Client = await connect(server);
@@ -57,13 +60,15 @@ async function askServer(kind: DirectoryProvider['type'], server: DirectoryServe
     if (found.searchEntries.length !== 1) return undefined;
     const dn = found.searchEntries[0]!.dn;
     if (!dn) return undefined; // an empty DN would be an anonymous bind
-    try {
-      await client.bind(dn, password);
-    } catch (err) {
-      if (err instanceof InvalidCredentialsError) return undefined;
-      throw err;
+    if (password !== undefined) {
+      try {
+        await client.bind(dn, password);
+      } catch (err) {
+        if (err instanceof InvalidCredentialsError) return undefined;
+        throw err;
+      }
+      await client.bind(server.binding.user_dn, server.binding.password);
     }
-    await client.bind(server.binding.user_dn, server.binding.password);
     const groups = await client.search(server.group_search.base_dn, {
       scope: 'sub',
       filter: `(&${escapeFilter`(objectClass=${group.object_class})`}(${group.attribute}=${escapeFilter`${dn}`}))`,
@@ -90,8 +95,21 @@ const prefixed = (prefix: string | undefined, name: string) => (prefix ? `${pref
  * no server answers, an Error naming the provider and the last server error.
  */
 export async function directoryLogin(provider: AuthProvider, username: string, password: string): Promise<Subject | undefined> {
+  if (!password) return undefined; // an empty password would be an anonymous bind
+  return ask(provider, username, password);
+}
+
+/**
+ * The user as the directory has it now (exists, groups), without its password: what a session refresh
+ * checks, so a user removed from the directory or from a group loses it at the next refresh.
+ */
+export function directoryLookup(provider: AuthProvider, username: string): Promise<Subject | undefined> {
+  return ask(provider, username, undefined);
+}
+
+async function ask(provider: AuthProvider, username: string, password: string | undefined): Promise<Subject | undefined> {
   if (provider.type !== 'ldap' && provider.type !== 'ad') return undefined;
-  if (!username || !password) return undefined; // an empty password would be an anonymous bind
+  if (!username) return undefined;
   let lastError: unknown;
   for (const server of provider.spec.servers) {
     let answer: { groups: string[] } | undefined;

@@ -8,10 +8,15 @@ import type { Subject } from './rbac.ts';
 import { USERS_GROUP } from './seed.ts';
 import { StoredUser } from './users.ts';
 
-export interface LoggedIn extends Subject { provider?: string }
+/** Who logged in; a directory user also keeps its provider and the name it typed (for refreshes). */
+export interface LoggedIn extends Subject { provider?: string; login?: string }
 
 /** Checks a user's credentials against one directory provider; undefined when they do not match. */
-export type DirectoryLogin = (provider: AuthProvider, username: string, password: string) => Promise<Subject | undefined>;
+export interface Directory {
+  login(provider: AuthProvider, username: string, password: string): Promise<Subject | undefined>;
+  /** The user as the directory has it now, without a password check. */
+  lookup(provider: AuthProvider, username: string): Promise<Subject | undefined>;
+}
 
 /** Every authenticated subject is also in `system:users`, which lets it read and change itself. */
 export const withUsersGroup = (groups: readonly string[]) => (groups.includes(USERS_GROUP) ? [...groups] : [...groups, USERS_GROUP]);
@@ -24,7 +29,7 @@ export class Authenticator {
   constructor(
     private readonly config: ConfigStore,
     private readonly passwords: VerifiedCache,
-    private readonly directory: DirectoryLogin | undefined,
+    private readonly directory: Directory | undefined,
     private readonly log: Logger,
   ) {}
 
@@ -33,6 +38,18 @@ export class Authenticator {
     const r = v.safeParse(StoredUser, this.config.get(etcdKeys.user(username)));
     if (!r.success || r.output.disabled) return undefined;
     return { username, groups: withUsersGroup(r.output.groups) };
+  }
+
+  /**
+   * Whether a session may go on, and with which groups: a local user must still exist and be
+   * enabled; a directory user must still be found by its provider (groups re-read).
+   */
+  async current(session: LoggedIn): Promise<LoggedIn | undefined> {
+    if (!session.provider) return this.localSubject(session.username);
+    const provider = this.config.get<AuthProvider>(configKeys.cluster('authproviders', session.provider));
+    if (!provider || !this.directory || !session.login) return undefined;
+    const who = await this.directory.lookup(provider, session.login);
+    return who ? { username: who.username, groups: withUsersGroup(who.groups), provider: session.provider, login: session.login } : undefined;
   }
 
   async login(username: string, password: string): Promise<LoggedIn | undefined> {
@@ -45,8 +62,8 @@ export class Authenticator {
     for (const provider of this.config.list<AuthProvider>(configKeys.prefix('authproviders'))) {
       if (provider.type !== 'ldap' && provider.type !== 'ad') continue;
       try {
-        const who = await this.directory(provider, username, password);
-        if (who) return { username: who.username, groups: withUsersGroup(who.groups), provider: provider.metadata.name };
+        const who = await this.directory.login(provider, username, password);
+        if (who) return { username: who.username, groups: withUsersGroup(who.groups), provider: provider.metadata.name, login: username };
       } catch (err) {
         this.log.warn('directory login failed', { provider: provider.metadata.name, error: (err as Error).message });
       }

@@ -83,6 +83,8 @@ export async function initCluster(etcd: EtcdAdapter, o: InitOptions): Promise<vo
   if (await etcd.get(etcdKeys.initialized)) throw new AlreadyInitializedError();
   for (const [key, value] of await systemSeeds()) await etcd.createIfAbsent(key, JSON.stringify(value));
   await etcd.createIfAbsent(etcdKeys.seeded, String(Math.floor(Date.now() / 1000)));
+  // Never turn an existing user (the seeded `agent`, say) into the administrator.
+  if (await etcd.get(etcdKeys.user(o.username))) throw new Error(`a user named "${o.username}" already exists; choose another --cluster-admin-username`);
   const admin: StoredUser = { username: o.username, password_hash: await hashPassword(o.password), groups: [ADMINS_GROUP], disabled: false };
   const entries: Array<[string, string]> = [[etcdKeys.user(o.username), JSON.stringify(admin)]];
   if (o.apiKey) {

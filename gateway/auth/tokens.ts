@@ -22,7 +22,10 @@ export class TokenError extends Error {
   constructor(readonly kind: 'invalid_argument' | 'unauthenticated', message: string) { super(message); this.name = 'TokenError'; }
 }
 
-interface Session { sub: string; groups: string[]; provider?: string; refresh: string }
+interface Session { sub: string; groups: string[]; provider?: string; login?: string; refresh: string }
+
+/** Who a session belongs to, as the login knew it; `current` re-checks it at each refresh. */
+export interface SessionSubject extends Subject { provider?: string; login?: string }
 
 const digest = (s: string) => createHash('sha256').update(s).digest('base64url');
 const ALG = 'HS256';
@@ -73,11 +76,11 @@ export class TokenService {
     return false;
   }
 
-  async issue(subject: Subject & { provider?: string }): Promise<TokenPair> {
+  async issue(subject: SessionSubject): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000);
     const sid = randomUUID();
     const refresh = randomBytes(32).toString('base64url');
-    const session: Session = { sub: subject.username, groups: subject.groups, provider: subject.provider, refresh: digest(refresh) };
+    const session: Session = { sub: subject.username, groups: subject.groups, provider: subject.provider, login: subject.login, refresh: digest(refresh) };
     await this.etcd.putWithLease(etcdKeys.session(sid), JSON.stringify(session), this.opts.refreshTtlSec);
     const claims: AccessClaims = { sub: subject.username, groups: subject.groups, ...(subject.provider ? { provider: subject.provider } : {}), sid, iat: now, exp: now + this.opts.accessTtlSec };
     const access = await sign(claims as unknown as Record<string, unknown>, this.secret, ALG);
@@ -102,8 +105,12 @@ export class TokenService {
     return claims;
   }
 
-  /** New tokens for a session: the access token may have expired, its signature must hold. */
-  async refresh(accessToken: string, refreshToken: string): Promise<TokenPair> {
+  /**
+   * New tokens for a session: the access token may have expired, its signature must hold. A refresh
+   * token works once (the session record is deleted by exactly one refresh), and the user must still
+   * be allowed in (`current`: enabled local user, or still found by its directory).
+   */
+  async refresh(accessToken: string, refreshToken: string, current: (s: SessionSubject) => Promise<SessionSubject | undefined>): Promise<TokenPair> {
     let claims: AccessClaims;
     try { claims = (await verify(accessToken, this.secret, { alg: ALG, exp: false })) as unknown as AccessClaims; }
     catch { throw new TokenError('invalid_argument', 'invalid access token'); }
@@ -112,10 +119,13 @@ export class TokenService {
     const rec = await this.etcd.get(etcdKeys.session(sid));
     const session = rec ? (JSON.parse(rec.value) as Session) : undefined;
     if (!session || session.refresh !== digest(secret) || session.sub !== claims.sub) throw new TokenError('unauthenticated', 'invalid refresh token');
-    await this.etcd.delete(etcdKeys.session(sid));
+    const { deleted } = await this.etcd.deleteReporting(etcdKeys.session(sid));
     this.live.delete(sid);
     this.forget(sid);
-    return this.issue({ username: session.sub, groups: session.groups, provider: session.provider });
+    if (!deleted) throw new TokenError('unauthenticated', 'invalid refresh token');
+    const who = await current({ username: session.sub, groups: session.groups, provider: session.provider, login: session.login });
+    if (!who) throw new TokenError('unauthenticated', `user "${session.sub}" may no longer log in`);
+    return this.issue(who);
   }
 
   /** Ends a session on every node: its access and refresh tokens stop working. */

@@ -1,6 +1,7 @@
 // suite-timeout: 180
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { Attribute, Change, Client } from 'ldapts';
 import { adminAuth, freePort, getJson, loud, startBackend, startSlapd, waitFor, type Backend, type Slapd } from '../harness/index.ts';
 
 // The authentication providers API (spec sections 2.1, 4.1, 5, 7) on a backend with embedded etcd
@@ -327,6 +328,27 @@ test('wrong password, unknown user, empty password and filter characters are 401
     assert.is((await getJson(url('/auth/test'), { headers: basic(user!, password!) })).status, 401);
   }
   assert.is((await getJson(url('/auth'))).status, 401);
+});
+
+test('a refresh re-reads the directory: a group taken away is gone from the new token; a refresh token works once', async () => {
+  const first = await login('bob', 'bob-secret');
+  assert.is(first.status, 200);
+  assert.ok(jwtPayload(first.body.access_token).groups.includes('ldap:ops'));
+  // The directory changes: bob leaves ops.
+  const membership = async (operation: 'add' | 'delete') => {
+    const ldap = new Client({ url: slapd.url });
+    try {
+      await ldap.bind(slapd.adminDn, slapd.adminPassword);
+      await ldap.modify(`cn=ops,${slapd.groupsDn}`, new Change({ operation, modification: new Attribute({ type: 'member', values: [`uid=bob,${slapd.peopleDn}`] }) }));
+    } finally { await ldap.unbind(); }
+  };
+  await membership('delete');
+  const refreshed = await getJson(url('/auth/token'), { method: 'POST', headers: bearer(first.body.access_token), body: { refresh_token: first.body.refresh_token } });
+  assert.is(refreshed.status, 200, JSON.stringify(refreshed.body));
+  assert.not.ok(jwtPayload(refreshed.body.access_token).groups.includes('ldap:ops'), 'ops is gone after the refresh');
+  const again = await getJson(url('/auth/token'), { method: 'POST', headers: bearer(first.body.access_token), body: { refresh_token: first.body.refresh_token } });
+  assert.is(again.status, 401, 'the old refresh token is spent');
+  await membership('add');
 });
 
 test('a provider whose server is down, earlier in name order, does not stop alice; nor a down first server; an AD provider', async () => {

@@ -38,7 +38,7 @@ export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
     const access = bearer(c);
     if (!access) throw new ApiError('invalid_argument', 'invalid access token');
     const { refresh_token } = validate(RefreshBody, await readJson(c), 'refresh request');
-    try { return c.json(await svc.tokens.refresh(access, refresh_token)); }
+    try { return c.json(await svc.tokens.refresh(access, refresh_token, (s) => svc.auth.current(s))); }
     catch (err) { if (err instanceof TokenError) throw new ApiError(err.kind, err.message); throw err; }
   });
 

@@ -46,7 +46,9 @@ export function checkExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.post('/namespaces/:ns/checks/:name/execute', async (c) => {
     const { ns, name } = c.req.param();
     authorize(c, svc, { verb: 'create', resource: 'checks', namespace: ns, name });
-    const req = validate(AdhocRequest, await readJson(c).catch(() => ({})), 'ad hoc request');
+    // An empty body means "run it as configured"; anything else must be a valid request.
+    const hasBody = (await c.req.text()).trim() !== '';
+    const req = validate(AdhocRequest, hasBody ? await readJson(c) : {}, 'ad hoc request');
     if (req.check && req.check !== name) throw new ApiError('invalid_argument', `the check in the body ("${req.check}") differs from the URL ("${name}")`);
     load(ns, name);
     const issued = Math.floor(Date.now() / 1000);

@@ -65,10 +65,12 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: def.plural, namespace: ns, name: resolvedName });
     if (ns !== undefined) requireNamespace(svc, ns);
     const value = validate(def.schema, body, singular(def.plural)) as Body;
-    const withCreator: Body = { ...value, metadata: { ...value.metadata, created_by: c.get('subject').username } };
-    const stored = def.toStored ? def.toStored(withCreator, { subject: c.get('subject'), now: Date.now() }) : withCreator;
+    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now() }) : value;
     const finalName = def.nameOf(stored) ?? resolvedName;
-    return { key: keyOf(ns, finalName), stored, name: finalName };
+    const key = keyOf(ns, finalName);
+    // created_by names the creator: a replace keeps it.
+    const creator = svc.config.get<Body>(key)?.metadata?.created_by ?? c.get('subject').username;
+    return { key, stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } }, name: finalName };
   };
 
   app.post(base, async (c) => {

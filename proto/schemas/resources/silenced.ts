@@ -1,10 +1,16 @@
 import * as v from 'valibot';
 import { Meta } from './meta.ts';
 
+/** Silenced entries are named `<subscription|*>:<check|*>`: the one name that may hold `*`. */
+const SilencedMeta = v.object({
+  ...Meta.entries,
+  name: v.optional(v.pipe(v.string(), v.regex(/^[\w.\-:*]+$/, 'may only contain letters, digits, "_", ".", "-", ":" and "*"'))),
+});
+
 /** core/v2 Silenced. The name is `<subscription|*>:<check|*>`, derived when absent. */
 export const Silenced = v.pipe(
   v.object({
-    metadata: Meta,
+    metadata: SilencedMeta,
     subscription: v.optional(v.string()),
     check: v.optional(v.string()),
     expire: v.optional(v.number()),
