@@ -29,14 +29,18 @@ function parse(expr: string, kind: string): Clause[] {
   return expr.split('&&').map((part) => parseClause(part, kind));
 }
 
-/** Reads a dotted path; the leading resource word is optional (`event.check.status` = `check.status`). */
+/**
+ * Reads a dotted path; the leading resource word is optional (`event.check.status` = `check.status`),
+ * and metadata fields may be named directly (`check.name` = `check.metadata.name`), as in the reference.
+ */
 function fieldValue(obj: unknown, path: string, resourceWord: string): unknown {
   const parts = path.split('.');
   if (parts[0] === resourceWord && parts.length > 1) parts.shift();
   let cur: unknown = obj;
   for (const p of parts) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[p];
+    const o = cur as Record<string, unknown> & { metadata?: Record<string, unknown> };
+    cur = o[p] !== undefined ? o[p] : o.metadata?.[p];
   }
   return cur;
 }

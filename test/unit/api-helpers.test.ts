@@ -47,6 +47,7 @@ test('field selectors, with and without the resource word, arrays, several param
   assert.is(await select('fieldSelector=' + encodeURIComponent('linux in entity.subscriptions')), 'a,c');
   assert.is(await select('fieldSelector=' + encodeURIComponent('linux notin entity.subscriptions')), 'b');
   assert.is(await select('fieldSelector=' + encodeURIComponent("entity.entity_class == 'proxy'") + '&labelSelector=' + encodeURIComponent('region == us-west')), 'b');
+  assert.is(await select('fieldSelector=' + encodeURIComponent('event.name == c')), 'c', 'metadata fields by their short name');
 });
 
 test('a malformed selector is a 400-class error', async () => {
