@@ -1,5 +1,5 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -7,14 +7,22 @@
  *   ask      actor ask round trips/s with a state write per ask (counter actor in bench/ask-host.ts),
  *            and keepalives/s to the real entity actor in the backend           (~1.5 min)
  *   agents   N = 1,000 and 10,000 simulated agents over WebSocket against one backend (~2.5 min)
- *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend and the agents backend
- *              (steady windows only) and print their top self-time functions
- *   --heap     heap-snapshot the agents backend after each steady window and print its make-up
+ *   rest     REST API of one backend: event POSTs/s (API key and Bearer), read-after-write GETs, list
+ *            pages at 500/s with 10,000 events stored (bench/rest.ts)                  (~2.5 min)
+ *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
+ *              (steady windows only) and the rest backend (an extra window per phase) and print
+ *              their top self-time functions
+ *   --heap     heap-snapshot the agents backend after each steady window (and the rest backend after
+ *              its POST windows) and print its make-up
  *
  * Knobs (environment): BENCH_ASK_LEVELS=64,256,1024  BENCH_KEEPALIVE_LEVELS=256
  * BENCH_ASK_ACTORS=2000  BENCH_ASK_SECONDS=15  BENCH_ASK_WARMUP=3  BENCH_AGENTS=1000,10000
  * BENCH_CONNECT_CONCURRENCY=500  BENCH_STEADY_SECONDS=60  BENCH_STORM=1  BENCH_PROFILE_LEVEL=256
  * BENCH_BACKEND_NODE_OPTIONS='--max-old-space-size=256' (extra node flags for the backends)
+ * rest: BENCH_REST_SECONDS=20  BENCH_REST_WARMUP=5  BENCH_REST_RUNS=2  BENCH_REST_AUTH=key,bearer
+ * BENCH_REST_CONNECTIONS=64  BENCH_REST_ENTITIES=1000  BENCH_REST_CHECKS=10  BENCH_REST_RAW_SAMPLE=100
+ * BENCH_REST_RAW_RATE=500  BENCH_REST_LIST_RATE=500  BENCH_REST_LIST_LIMIT=100  BENCH_REST_LIST_PAGES=5
+ * BENCH_REST_CLIENT=raw|node (bench/lib/http1.ts or node:http with a keep-alive Agent)
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -22,6 +30,7 @@
 import { etcdBinary, natsBinary } from '../test/harness/index.ts';
 import { askConfig, runAsk } from './ask.ts';
 import { agentsConfig, runAgents } from './agents.ts';
+import { restConfig, runRest } from './rest.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -29,6 +38,7 @@ import type { BenchResult } from './lib/result.ts';
 const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   ask: (args) => runAsk(askConfig(args)),
   agents: (args) => runAgents(agentsConfig(args)),
+  rest: (args) => runRest(restConfig(args)),
 };
 
 const args = process.argv.slice(2);
