@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { buckets, eventKey } from '../../proto/names.ts';
 import { mergePatch } from '../../proto/merge-patch.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
@@ -65,7 +66,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
     const previous = await t.read<Event>(buckets.events, key);
-    const id = event.id ?? derivedEventId(origin.namespace, origin.name, KEEPALIVE_CHECK, t.now);
+    const id = event.id ?? randomUUID();
     if (previous?.id !== id) {
       const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
       t.write(buckets.events, key, keepaliveEvent(entity, merged, id, nowSec, event.sequence));
@@ -125,7 +126,9 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       entity = normalizedEntity(event.entity ?? { metadata: {} }, origin, fromApi ? (event.entity?.entity_class ?? 'proxy') : 'agent');
       t.log.info('entity created by an event', { namespace: origin.namespace, entity: origin.name, class: entity.entity_class });
     }
-    t.state = withCheck({ ...t.state, entity }, check.metadata.name);
+    // A new state only when something changed: an event of a known check leaves it as it is.
+    if (!t.state) t.state = { entity, checks: [check.metadata.name] };
+    else t.state = withCheck(t.state, check.metadata.name);
     const key = eventKey(origin.namespace, origin.name, check.metadata.name);
     const previous = await t.read<Event>(buckets.events, key);
     if (event.id && previous?.id === event.id) return { stored: false };
@@ -139,7 +142,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     t.write(buckets.events, key, {
       ...event,
       timestamp: event.timestamp ?? nowSec,
-      id: event.id ?? derivedEventId(origin.namespace, origin.name, check.metadata.name, t.now),
+      id: event.id ?? randomUUID(),
       entity,
       check: merged,
       metadata: { ...event.metadata, namespace: origin.namespace },

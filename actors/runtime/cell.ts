@@ -1,8 +1,8 @@
 import { Mailbox } from './mailbox.ts';
 import type { ActorBehavior, ActorRecord, TimerSpec } from './types.ts';
 
-/** A record this actor owns in another bucket, cached with the revision its next write expects. */
-export interface SideRecord { value: unknown; revision: number }
+/** A record this actor owns in another bucket, cached as text with the revision its next write expects. */
+export interface SideRecord { json: string | undefined; revision: number }
 
 /**
  * One live actor on its owner: the mailbox, the committed record and its revision, and the side

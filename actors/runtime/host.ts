@@ -188,7 +188,9 @@ export class ActorHost implements ShardHost {
     }
     this.assertOwned(cell.shard);
 
-    const stateJson = JSON.stringify(turn.state ?? null);
+    // State is replaced, never mutated in place (see Turn.state): the same reference means no change,
+    // and only a new one is serialized (and compared, since an equal copy needs no write either).
+    const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
     const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
     const seen = recordChanged && msgId ? [...cell.seen, msgId].slice(-SEEN_LIMIT) : cell.seen;
     try {
@@ -226,21 +228,28 @@ export class ActorHost implements ShardHost {
   private async writeSide(cell: Cell, sk: string, value: unknown): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
     const revision = cell.side.get(sk)?.revision ?? (await this.store(bucket).get(key))?.revision ?? 0;
-    const rev = value === undefined
+    const json = value === undefined ? undefined : JSON.stringify(value);
+    const rev = json === undefined
       ? await this.writer.remove(bucket, key, revision)
-      : await this.writer.put(bucket, key, Buffer.from(JSON.stringify(value)), revision);
-    cell.side.set(sk, { value, revision: rev });
+      : await this.writer.put(bucket, key, Buffer.from(json), revision);
+    cell.side.set(sk, { json, revision: rev });
   }
 
-  /** Cached read of a side record with its revision, for the compare-and-set of the next write. */
+  /**
+   * Read of a side record, with its revision kept for the compare-and-set of the next write. The text
+   * is cached, not the parsed object: thousands of parsed events kept alive cost more in collection
+   * than parsing one again per turn.
+   */
   private async loadSide(cell: Cell, bucket: string, key: string): Promise<unknown> {
     const sk = sideKey(bucket, key);
-    const cached = cell.side.get(sk);
-    if (cached) return cached.value;
-    const e = await this.store(bucket).get(key);
-    const value = e && !e.deleted ? JSON.parse(Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8')) : undefined;
-    cell.side.set(sk, { value, revision: e?.revision ?? 0 });
-    return value;
+    let cached = cell.side.get(sk);
+    if (!cached) {
+      const e = await this.store(bucket).get(key);
+      const json = e && !e.deleted ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8') : undefined;
+      cached = { json, revision: e?.revision ?? 0 };
+      cell.side.set(sk, cached);
+    }
+    return cached.json === undefined ? undefined : JSON.parse(cached.json);
   }
 
   private syncTimers(cell: Cell, before: Record<string, TimerSpec>, after: Record<string, TimerSpec>): void {

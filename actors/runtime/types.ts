@@ -24,13 +24,16 @@ export interface Turn<S> {
   readonly shard: number;
   readonly now: number;
   readonly log: Logger;
+  /**
+   * The actor's state. Treat it as immutable: to change it, assign a new value (`t.state = {...}`).
+   * The runtime persists the state when the reference changed; a mutation in place is not saved.
+   */
   state: S | undefined;
   setTimer(name: string, at: number, graceMs?: number): void;
   clearTimer(name: string): void;
   timer(name: string): TimerSpec | undefined;
   /**
-   * Reads a record this actor owns in another bucket (an entity's events). The value is the cached
-   * one, shared: build new objects from it, never mutate it.
+   * Reads a record this actor owns in another bucket (an entity's events): a fresh copy each time.
    */
   read<T>(bucket: string, key: string): Promise<T | undefined>;
   /** Writes such a record; it is durable before the turn's reply is sent. */

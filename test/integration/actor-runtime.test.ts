@@ -25,17 +25,16 @@ const counter: ActorBehavior<Counter> = {
   async receive(t, type, body) {
     const st = t.state ?? { n: 0, fired: [] };
     switch (type) {
-      case 'inc': st.n++; t.state = st; return st.n;
+      case 'inc': t.state = { ...st, n: st.n + 1 }; return st.n + 1;
       case 'get': return t.state ?? null;
       case 'arm': t.state = st; t.setTimer('alarm', t.now + (body as { ms: number }).ms); return true;
-      case 'refuse': st.n = -1000; t.state = st; throw new ActorError('invalid', 'refused on purpose');
+      case 'refuse': t.state = { ...st, n: -1000 }; throw new ActorError('invalid', 'refused on purpose');
       default: throw new ActorError('invalid', `no ${type}`);
     }
   },
   async fire(t, _name, at) {
     const st = t.state ?? { n: 0, fired: [] };
-    st.fired.push(at);
-    t.state = st;
+    t.state = { ...st, fired: [...st.fired, at] };
   },
 };
 

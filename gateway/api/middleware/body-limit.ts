@@ -13,11 +13,13 @@ const DRAIN_MS = 5000;
  */
 export function limitBody(maxSize: number): MiddlewareHandler {
   return async (c, next) => {
-    const body = c.req.raw.body;
-    if (!body) return next();
+    // Headers first: touching the body builds a web stream around the request, which costs more
+    // than most requests' whole handling. Only chunked or oversized bodies are read here.
     const declared = c.req.header('content-length');
     const chunked = c.req.header('transfer-encoding') !== undefined;
-    if (declared !== undefined && !chunked && Number(declared) <= maxSize) return next();
+    if (!chunked && (declared === undefined || Number(declared) <= maxSize)) return next();
+    const body = c.req.raw.body;
+    if (!body) return next();
 
     const reader = body.getReader();
     const parts: Uint8Array[] = [];
