@@ -31,6 +31,17 @@ function normalizedEntity(incoming: Entity, origin: Origin, entityClass: NonNull
   };
 }
 
+/**
+ * Entities are replaced, never changed in place, so each one's JSON is made once and spliced into
+ * every event it appears in.
+ */
+const entityJson = new WeakMap<Entity, string>();
+function withEntity(eventJson: string, entity: Entity): string {
+  let json = entityJson.get(entity);
+  if (json === undefined) { json = JSON.stringify(entity); entityJson.set(entity, json); }
+  return `${eventJson.slice(0, -1)},"entity":${json}}`;
+}
+
 const withCheck = (st: EntityState, check: string): EntityState =>
   st.checks?.includes(check) ? st : { ...st, checks: [...(st.checks ?? []), check] };
 
@@ -139,14 +150,15 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       executed: check.executed ?? nowSec,
       processed_by: opts.node,
     });
-    t.write(buckets.events, key, {
-      ...event,
+    const { entity: _given, ...rest } = event;
+    const id = event.id ?? randomUUID();
+    t.writeJson(buckets.events, key, withEntity(JSON.stringify({
+      ...rest,
       timestamp: event.timestamp ?? nowSec,
-      id: event.id ?? randomUUID(),
-      entity,
+      id,
       check: merged,
       metadata: { ...event.metadata, namespace: origin.namespace },
-    });
+    }), entity));
     return { stored: true };
   }
 

@@ -202,7 +202,7 @@ export class ActorHost implements ShardHost {
         const data = encodeRecord(cell.id, stateJson, turn.timers, seen);
         writes.push(this.writer.put(cell.behavior.bucket, cell.key, data, cell.revision).then((rev) => { cell.revision = rev; }));
       }
-      for (const [sk, w] of turn.sideWrites) writes.push(this.writeSide(cell, sk, w.value));
+      for (const [sk, w] of turn.sideWrites) writes.push(this.writeSide(cell, sk, w.json ?? (w.value === undefined ? undefined : JSON.stringify(w.value))));
       await Promise.all(writes);
     } catch (err) {
       this.opts.log.warn('state write failed; reloading the actor', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
@@ -225,10 +225,10 @@ export class ActorHost implements ShardHost {
     return result;
   }
 
-  private async writeSide(cell: Cell, sk: string, value: unknown): Promise<void> {
+  /** Writes (or, with no text, removes) a side record; compare-and-set on its last revision. */
+  private async writeSide(cell: Cell, sk: string, json: string | undefined): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
     const revision = cell.side.get(sk)?.revision ?? (await this.store(bucket).get(key))?.revision ?? 0;
-    const json = value === undefined ? undefined : JSON.stringify(value);
     const rev = json === undefined
       ? await this.writer.remove(bucket, key, revision)
       : await this.writer.put(bucket, key, Buffer.from(json), revision);

@@ -13,8 +13,9 @@ export class TurnImpl implements Turn<unknown> {
   readonly shard: number;
   readonly now = Date.now();
   state: unknown;
-  readonly timers: Record<string, TimerSpec>;
-  readonly sideWrites = new Map<string, { value: unknown }>();
+  /** The cell's timers until the turn changes one; then its own copy. */
+  timers: Record<string, TimerSpec>;
+  readonly sideWrites = new Map<string, { value?: unknown; json?: string }>();
   timersChanged = false;
 
   constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string) => Promise<unknown>, readonly log: Logger) {
@@ -22,23 +23,28 @@ export class TurnImpl implements Turn<unknown> {
     this.id = cell.id;
     this.shard = cell.shard;
     this.state = cell.state;
-    this.timers = { ...cell.timers };
+    this.timers = cell.timers;
+  }
+
+  private ownTimers(): Record<string, TimerSpec> {
+    if (!this.timersChanged) { this.timers = { ...this.timers }; this.timersChanged = true; }
+    return this.timers;
   }
 
   setTimer(name: string, at: number, graceMs?: number): void {
-    this.timers[name] = graceMs ? { at, grace: graceMs } : { at };
-    this.timersChanged = true;
+    this.ownTimers()[name] = graceMs ? { at, grace: graceMs } : { at };
   }
   clearTimer(name: string): void {
-    if (name in this.timers) { delete this.timers[name]; this.timersChanged = true; }
+    if (name in this.timers) delete this.ownTimers()[name];
   }
   timer(name: string): TimerSpec | undefined { return this.timers[name]; }
 
   async read<T>(bucket: string, key: string): Promise<T | undefined> {
     const staged = this.sideWrites.get(sideKey(bucket, key));
-    if (staged) return staged.value as T | undefined;
+    if (staged) return (staged.json !== undefined ? JSON.parse(staged.json) : staged.value) as T | undefined;
     return (await this.readSide(this.cell, bucket, key)) as T | undefined;
   }
   write(bucket: string, key: string, value: unknown): void { this.sideWrites.set(sideKey(bucket, key), { value }); }
+  writeJson(bucket: string, key: string, json: string): void { this.sideWrites.set(sideKey(bucket, key), { json }); }
   remove(bucket: string, key: string): void { this.sideWrites.set(sideKey(bucket, key), { value: undefined }); }
 }

@@ -38,6 +38,8 @@ export interface Turn<S> {
   read<T>(bucket: string, key: string): Promise<T | undefined>;
   /** Writes such a record; it is durable before the turn's reply is sent. */
   write(bucket: string, key: string, value: unknown): void;
+  /** The same with the record already serialized (the actor reuses parts it serialized before). */
+  writeJson(bucket: string, key: string, json: string): void;
   remove(bucket: string, key: string): void;
 }
 
