@@ -1,7 +1,8 @@
 // suite-timeout: 180
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loud, startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
+import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
 
 // The REST contract of entities and events, both written through the entity actor: create,
 // conflict, read, lists (trailing the writes by the read model's watch), replace, merge patch,
@@ -12,32 +13,9 @@ import { loud, startBackend, waitFor, type Backend, type JsonResponse } from '..
 let backend: Backend;
 const OTHER_NS = 'ee-other';
 
-type Body = Record<string, any>;
+const api = coreApi(() => backend);
 
-const api = <B = any>(path: string, method = 'GET', body?: unknown, headers?: Record<string, string>): Promise<JsonResponse<B>> =>
-  backend.get<B>(`/api/core/v2${path}`, { method, headers, ...(body === undefined ? {} : { body: body as object }) });
 
-let counter = 0;
-const fresh = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
-
-/** The error codes (proto/errors.ts kinds) each HTTP status may carry. */
-const CODES: Record<number, number[]> = { 400: [1], 401: [5], 403: [4], 404: [2], 409: [3, 11], 412: [8], 413: [9] };
-
-function isError(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.type(r.body, 'object', `${what}: JSON error body, got ${JSON.stringify(r.body)}`);
-  assert.equal(Object.keys(r.body).sort(), ['code', 'message'], `${what}: error body keys of ${JSON.stringify(r.body)}`);
-  assert.type(r.body.message, 'string');
-  assert.ok(r.body.message.length > 0, `${what}: empty message`);
-  assert.type(r.body.code, 'number');
-  const codes = CODES[status];
-  if (codes) assert.ok(codes.includes(r.body.code), `${what}: code ${r.body.code} for HTTP ${status} (expected one of ${codes})`);
-}
-
-function created(r: JsonResponse, what: string): void {
-  assert.is(r.status, 201, `${what}: expected 201, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: 201 with an empty body`);
-}
 
 /** Lists come from a read model that trails writes by milliseconds: wait until `ok` holds. */
 const listUntil = (path: string, ok: (items: Body[]) => boolean, what: string) =>

@@ -2,6 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminAuth, loud, startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
+import { coreApi, created, isError, type Body } from '../harness/api.ts';
 
 // Lists and errors across the API: pagination walks (limit, the Monitor-Continue header, no
 // duplicates or gaps) over checks, events and entities; bad paging parameters; label and field
@@ -10,30 +11,10 @@ import { adminAuth, loud, startBackend, waitFor, type Backend, type JsonResponse
 
 let backend: Backend;
 
-type Body = Record<string, any>;
-
-const api = <B = any>(path: string, method = 'GET', body?: unknown, headers?: Record<string, string>): Promise<JsonResponse<B>> =>
-  backend.get<B>(`/api/core/v2${path}`, { method, headers, ...(body === undefined ? {} : { body: body as object }) });
+const api = coreApi(() => backend);
 
 const rand = () => Math.random().toString(36).slice(2, 7);
 
-/** The error codes (proto/errors.ts kinds) each HTTP status may carry. */
-const CODES: Record<number, number[]> = { 400: [1], 401: [5], 403: [4], 404: [2], 409: [3, 11], 412: [8], 413: [9] };
-
-function isError(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.type(r.body, 'object', `${what}: JSON error body, got ${JSON.stringify(r.body)}`);
-  assert.equal(Object.keys(r.body).sort(), ['code', 'message'], `${what}: error body keys of ${JSON.stringify(r.body)}`);
-  assert.type(r.body.message, 'string');
-  assert.ok(r.body.message.length > 0, `${what}: empty message`);
-  assert.type(r.body.code, 'number');
-  const codes = CODES[status];
-  if (codes) assert.ok(codes.includes(r.body.code), `${what}: code ${r.body.code} for HTTP ${status} (expected one of ${codes})`);
-}
-
-function created(r: JsonResponse, what: string): void {
-  assert.is(r.status, 201, `${what}: expected 201, got ${r.status} ${JSON.stringify(r.body)}`);
-}
 
 async function newNamespace(prefix: string): Promise<string> {
   const ns = `${prefix}-${rand()}`;
