@@ -8,7 +8,7 @@
  *            and keepalives/s to the real entity actor in the backend           (~1.5 min)
  *   agents   N = 1,000 and 10,000 simulated agents over WebSocket against one backend (~2.5 min)
  *   rest     REST API of one backend: event POSTs/s (API key and Bearer), read-after-write GETs, list
- *            pages at 500/s with 10,000 events stored (bench/rest.ts)                  (~2.5 min)
+ *            pages at 500/s with 10,000 events stored (bench/rest/)                    (~2.5 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -30,7 +30,7 @@
 import { etcdBinary, natsBinary } from '../test/harness/index.ts';
 import { askConfig, runAsk } from './ask.ts';
 import { agentsConfig, runAgents } from './agents.ts';
-import { restConfig, runRest } from './rest.ts';
+import { restConfig, runRest } from './rest/index.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
