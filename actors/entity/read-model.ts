@@ -1,10 +1,16 @@
 import { decodeToken } from '../../proto/names.ts';
 import type { KvStore } from '../runtime/nats.ts';
 
-/** One listed resource: its JSON as stored (sent as is), parsed only when a selector needs it. */
+/**
+ * One listed resource. Made from the stored text on every change, but its JSON is worked out only
+ * when a list needs it (most records change many times between two lists: an agent's every
+ * keepalive rewrites its entity), and parsed only when a selector needs it.
+ */
 export class ReadItem {
+  private text: string | undefined;
   private parsed: unknown;
-  constructor(readonly key: string, readonly json: string) {}
+  constructor(readonly key: string, private readonly raw: string, private readonly extract?: (raw: string) => string) {}
+  get json(): string { return (this.text ??= this.extract ? this.extract(this.raw) : this.raw); }
   value<T>(): T { return (this.parsed ??= JSON.parse(this.json)) as T; }
 }
 
@@ -104,14 +110,19 @@ function compositeKey(kvKey: string, isEntityRecord: boolean): string | undefine
   return tokens.length === 3 ? tokens.map(decodeToken).join(SEP) : undefined;
 }
 
+/** The entity in an entity actor's record; `null` for a record that holds none. */
+function entityOfRecord(raw: string): string {
+  try { return JSON.stringify((JSON.parse(raw) as { state?: { entity?: unknown } }).state?.entity ?? null); }
+  catch { return 'null'; }
+}
+
 function entityItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
   const key = compositeKey(kvKey, true);
   if (!key) return undefined;
-  try {
-    const record = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as { state?: { entity?: unknown } };
-    const entity = record.state?.entity;
-    return entity ? new ReadItem(key, JSON.stringify(entity)) : undefined;
-  } catch { return undefined; }
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  // A record without state (the actor keeps only timers) is no entity.
+  if (raw.includes('"state":null')) return undefined;
+  return new ReadItem(key, raw, entityOfRecord);
 }
 
 function eventItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
