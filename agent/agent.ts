@@ -3,6 +3,8 @@ import type { Entity } from '../proto/schemas/entity.ts';
 import { createLogger, type Logger } from '../proto/log.ts';
 import { BackendConnection, type ConnectionOptions } from './connection.ts';
 import { buildEntity } from './entity.ts';
+import { prepareEvent, type EventSink } from './events/prepare.ts';
+import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
 
@@ -34,7 +36,7 @@ export function connectionOptions(config: AgentConfig, logger: Logger, random?: 
   };
 }
 
-export class Agent {
+export class Agent implements EventSink {
   readonly connection: BackendConnection;
   readonly log: Logger;
   private readonly system: () => SystemInfo;
@@ -66,6 +68,15 @@ export class Agent {
   /** The entity as the next keepalive will carry it. */
   entity(now: Date = new Date()): Entity {
     return buildEntity(this.config, this.system(), now);
+  }
+
+  /**
+   * Takes an event from any local source (check runner, HTTP API, sockets, StatsD). For now it goes
+   * straight to the socket; the on-disk outbox (acknowledged by the backend) takes its place.
+   */
+  async submit(event: Event): Promise<void> {
+    const prepared = prepareEvent(event, { entity: this.entity(), namespace: this.config.namespace, agentName: this.config.name });
+    this.connection.send('event', prepared);
   }
 
   start(): void {
