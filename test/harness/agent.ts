@@ -3,6 +3,7 @@
  * It does not wait for anything; tests wait on the backend's API instead.
  */
 import { fileURLToPath } from 'node:url';
+import { freePorts } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
 import { tempDir } from './tmp.ts';
 
@@ -28,11 +29,19 @@ export interface AgentOptions {
   /** Default 'debug'. */
   logLevel?: string;
   extraArgs?: string[];
+  /** Ports of the agent's local listeners; free ones are picked when not given (a restart reuses them). */
+  ports?: AgentPorts;
   env?: Record<string, string | undefined>;
 }
 
+/** The agent's local listeners: HTTP API (TCP), check-result socket (TCP and UDP), StatsD (UDP). */
+export interface AgentPorts { api: number; socket: number; statsd: number }
+
 export interface AgentProc {
   name: string;
+  ports: AgentPorts;
+  /** http://127.0.0.1:<api port> */
+  apiUrl: string;
   cacheDir: string;
   /** The resolved options (cacheDir filled in), for a restart. */
   options: AgentOptions;
@@ -47,6 +56,12 @@ export async function startAgent(o: AgentOptions): Promise<AgentProc> {
   const cacheDir = o.cacheDir ?? tempDir(`agent-${o.name}`);
   const urls = Array.isArray(o.backendUrls) ? o.backendUrls : [o.backendUrls];
   if (urls.length === 0) throw new Error('startAgent: backendUrls is empty');
+  // Never the default ports: tests run many agents, and something may already listen there.
+  let ports = o.ports;
+  if (!ports) {
+    const [api, socket, statsd] = await freePorts(3);
+    ports = { api: api!, socket: socket!, statsd: statsd! };
+  }
   const args = ['start'];
   for (const u of urls) args.push('--backend-url', u);
   args.push('--name', o.name, '--namespace', o.namespace ?? 'default');
@@ -61,13 +76,18 @@ export async function startAgent(o: AgentOptions): Promise<AgentProc> {
     '--password', o.password ?? 'P@ssw0rd!',
     '--cache-dir', cacheDir,
     '--log-level', o.logLevel ?? 'debug',
+    '--api-port', String(ports.api),
+    '--socket-port', String(ports.socket),
+    '--statsd-metrics-port', String(ports.statsd),
     ...(o.extraArgs ?? []),
   );
   const proc = Proc.start(`agent:${o.name}`, AGENT_BIN, args, { env: o.env });
   return {
     name: o.name,
     cacheDir,
-    options: { ...o, cacheDir },
+    ports,
+    apiUrl: `http://127.0.0.1:${ports.api}`,
+    options: { ...o, cacheDir, ports },
     proc,
     stop: (timeoutMs = 5000) => proc.stop(timeoutMs),
     kill: (signal: NodeJS.Signals = 'SIGKILL') => proc.send(signal),
