@@ -186,9 +186,10 @@ export function validateConfig<S extends v.GenericSchema>(schema: S, raw: Record
 export function helpText(usage: string, specs: FlagSpec[], envPrefix: string): string {
   const lines = [usage, '', 'Flags:'];
   for (const s of specs) {
-    const flag = `  ${s.short ? `-${s.short}, ` : ''}--${s.name}${s.type === 'bool' ? '' : ` ${s.type}`}`;
+    const flag = `  ${s.short ? `-${s.short}, ` : ''}--${s.name} ${s.type}`;
     const def = s.default === undefined || (Array.isArray(s.default) && s.default.length === 0) ? '' : ` (default ${JSON.stringify(s.default)})`;
-    lines.push(`${flag.padEnd(42)} ${s.description}${def} [${s.env ?? envName(envPrefix, s.name)}]`);
+    const alias = s.alias ? ` (deprecated spelling: --${s.alias})` : '';
+    lines.push(`${flag.padEnd(42)} ${s.description}${def}${alias} [${s.env ?? envName(envPrefix, s.name)}]`);
   }
   return lines.join('\n');
 }

@@ -12,7 +12,7 @@ export const DEFAULT_BACKEND_PORT = '8081';
 export const agentFlags: FlagSpec[] = [
   { name: 'config-file', short: 'c', type: 'string', description: 'path to the YAML config file', default: AGENT_CONFIG_FILE },
   { name: 'backend-url', type: 'list', description: 'ws or wss URL of a backend; repeat for several (port 8081 when none is given)', default: ['ws://127.0.0.1:8081'] },
-  { name: 'name', type: 'string', description: 'entity name of this agent', default: hostname() },
+  { name: 'name', type: 'string', description: 'entity name of this agent', default: hostname(), alias: 'id' },
   { name: 'namespace', type: 'string', description: 'namespace of the agent entity', default: 'default' },
   { name: 'subscriptions', type: 'list', description: 'subscriptions of the agent', default: [] },
   { name: 'labels', type: 'map', description: 'entity labels, key=value pairs (env: a JSON object)', default: {} },
@@ -22,7 +22,7 @@ export const agentFlags: FlagSpec[] = [
   { name: 'password', type: 'string', description: 'password for the backend', default: 'P@ssw0rd!' },
   // The documented variable name carries a typo; compatibility wins over tidiness.
   { name: 'keepalive-interval', type: 'int', description: 'seconds between keepalives', default: 20, env: `${AGENT_ENV_PREFIX}KEEPALIVE_INTERNAL` },
-  { name: 'keepalive-warning-timeout', type: 'int', description: 'seconds of silence before a keepalive warning', default: 120 },
+  { name: 'keepalive-warning-timeout', type: 'int', description: 'seconds of silence before a keepalive warning', default: 120, alias: 'keepalive-timeout' },
   { name: 'keepalive-critical-timeout', type: 'int', description: 'seconds of silence before a keepalive critical alert (0: off)', default: 0 },
   { name: 'keepalive-handlers', type: 'list', description: 'handlers of keepalive events', default: ['keepalive'] },
   { name: 'backend-handshake-timeout', type: 'float', description: 'seconds allowed for the WebSocket handshake', default: 15 },
