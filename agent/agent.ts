@@ -6,7 +6,10 @@ import { buildEntity } from './entity.ts';
 import { prepareEvent, type EventSink } from './events/prepare.ts';
 import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
+import type { Listener } from './listen.ts';
+import { closeAll, startLocalInputs } from './listeners.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
+import { loadAgentTls, type AgentTls } from './tls.ts';
 
 // Wires the agent's parts together. Later parts (check runner, outbox, local API, sockets, StatsD)
 // attach here through the connection's events and `send`, so each stays ignorant of the others.
@@ -17,9 +20,11 @@ export interface AgentOptions {
   random?: () => number;
   /** Host facts; tests replace them with fixed ones. */
   system?: () => SystemInfo;
+  /** TLS material already read (bin/agent.ts reads it to report bad files); read from the config otherwise. */
+  tls?: AgentTls;
 }
 
-export function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number): ConnectionOptions {
+export function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number, tls: AgentTls = loadAgentTls(config)): ConnectionOptions {
   return {
     urls: config['backend-url'],
     namespace: config.namespace,
@@ -33,6 +38,7 @@ export function connectionOptions(config: AgentConfig, logger: Logger, random?: 
     retry: { min: config['retry-min'], max: config['retry-max'], multiplier: config['retry-multiplier'] },
     logger,
     random,
+    tls,
   };
 }
 
@@ -43,11 +49,12 @@ export class Agent implements EventSink {
   private keepaliveTimer: NodeJS.Timeout | undefined;
   private sequence = 0;
   private stopping: Promise<void> | undefined;
+  private listeners: Listener[] = [];
 
   constructor(readonly config: AgentConfig, opts: AgentOptions = {}) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
     this.system = opts.system ?? systemInfo;
-    this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random));
+    this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random, opts.tls));
     this.connection.on('connected', ({ url, backendId }) => {
       this.log.info('connected to backend', { url, ...(backendId ? { backend_id: backendId } : {}) });
       this.startKeepalives();
@@ -83,10 +90,16 @@ export class Agent implements EventSink {
     this.connection.start();
   }
 
+  /** Binds the local inputs (HTTP API, sockets, StatsD); rejects with a ListenError on a taken port. */
+  async listen(): Promise<void> {
+    this.listeners = await startLocalInputs({ config: this.config, sink: this, connected: () => this.connected, log: this.log });
+  }
+
   /** Closes the connection with 1000; safe to call more than once. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.stopKeepalives();
+      await closeAll(this.listeners);
       await this.connection.close();
     })();
     return this.stopping;

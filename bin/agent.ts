@@ -1,11 +1,13 @@
 import { Agent } from '../agent/agent.ts';
+import { ListenError } from '../agent/listen.ts';
 import { ConfigError, helpText } from '../proto/config-loader.ts';
 import { createLogger } from '../proto/log.ts';
 import { AGENT_ENV_PREFIX, agentFlags, loadAgentConfig } from '../proto/schemas/agent-config.ts';
 import { VERSION } from '../proto/version.ts';
+import { loadAgentTls } from '../agent/tls.ts';
 
 // Entry point of monitor-agent: parses the command line and wires modules; logic lives in agent/.
-// Exit codes: 0 success, 2 bad command line or configuration.
+// Exit codes: 0 success, 2 bad command line or configuration, or a local input that cannot bind.
 
 const USAGE = `Usage: monitor-agent <command> [flags]
 
@@ -29,14 +31,16 @@ async function start(argv: string[]): Promise<void> {
     return;
   }
   let config;
+  let tls;
   try {
     config = loadAgentConfig(argv, process.env);
+    tls = loadAgentTls(config);
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
   const log = createLogger(config['log-level'], { component: 'agent', agent: config.name });
-  const agent = new Agent(config, { logger: log });
+  const agent = new Agent(config, { logger: log, tls });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -49,6 +53,15 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Local inputs bind first: an agent whose API or socket port is taken would silently lose events.
+  try {
+    await agent.listen();
+  } catch (err) {
+    if (!(err instanceof ListenError)) throw err;
+    log.error(err.message, { host: err.host, port: err.port });
+    await agent.stop().catch(() => {});
+    fail(err.message);
+  }
   agent.start();
 }
 

@@ -8,8 +8,9 @@ import type { Logger } from '../../proto/log.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
-import { ENTITY_KIND, entityActorId, type EventMsg, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
+import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
 import type { AgentIdentity } from './handshake.ts';
+import { routeAgentEvent } from './event-route.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 export const CLOSE_INVALID_PAYLOAD = 1007;
@@ -92,8 +93,14 @@ export class AgentSession {
       if (id) this.ack({ id, ok: false, code: 'invalid', message: reason }); else this.reject(reason);
       return;
     }
-    const msg: EventMsg = { origin: this.origin, event: r.output };
-    this.track(this.deps.actors.ask(ENTITY_KIND, this.actorId, 'event', msg, { msgId: id }).then(
+    const route = routeAgentEvent(r.output, this.origin);
+    if (route.kind === 'invalid') { this.ack({ id, ok: false, code: 'invalid', message: route.message }); return; }
+    if (route.kind === 'metrics-only') {
+      this.log.debug('metrics event accepted but not stored: no metrics pipeline yet', { id });
+      this.ack({ id, ok: true });
+      return;
+    }
+    this.track(this.deps.actors.ask(ENTITY_KIND, route.actorId, 'event', route.msg, { msgId: id }).then(
       () => this.ack({ id, ok: true }),
       (err) => {
         const code = err instanceof ActorError ? err.code : 'internal';

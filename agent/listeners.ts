@@ -1,0 +1,36 @@
+import type { AgentConfig } from '../proto/schemas/agent-config.ts';
+import type { Logger } from '../proto/log.ts';
+import { VERSION } from '../proto/version.ts';
+import { startApi } from './api/server.ts';
+import type { EventSink } from './events/prepare.ts';
+import type { Listener } from './listen.ts';
+
+// Starts the agent's local inputs that are enabled: HTTP API, TCP/UDP sockets, StatsD. A listener
+// that cannot bind rejects with a ListenError after the others started are closed again.
+
+export interface LocalInputDeps {
+  config: AgentConfig;
+  sink: EventSink;
+  connected: () => boolean;
+  log: Logger;
+}
+
+export async function startLocalInputs(deps: LocalInputDeps): Promise<Listener[]> {
+  const { config, log } = deps;
+  const started: Listener[] = [];
+  try {
+    if (!config['disable-api']) {
+      started.push(await startApi(config['api-host'], config['api-port'], {
+        sink: deps.sink, connected: deps.connected, version: VERSION, log: log.child({ input: 'api' }),
+      }));
+    }
+  } catch (err) {
+    await closeAll(started);
+    throw err;
+  }
+  return started;
+}
+
+export async function closeAll(listeners: Listener[]): Promise<void> {
+  await Promise.all(listeners.map((l) => l.close().catch(() => {})));
+}
