@@ -66,3 +66,12 @@ export const Ack = v.object({
   message: v.optional(v.string()),
 });
 export type Ack = v.InferOutput<typeof Ack>;
+
+/**
+ * Close reason of an agent stopping with `deregister` set (close code 1000): the backend then
+ * deregisters its entity at once instead of waiting for the keepalive timeout.
+ */
+export const DEREGISTER_CLOSE_REASON = 'deregister';
+
+/** The entity_config answer when the backend stores no entity for the agent. */
+export const ENTITY_NOT_FOUND = { metadata: { name: 'not found' } } as const;

@@ -41,11 +41,15 @@ export const subjects = {
   adhocPrefix: 'monitor.adhoc',
   /** Check requests fanned out to every agent of a subscription. */
   subscription: (ns: string, sub: string) => `monitor.sub.${encodeToken(ns)}.${encodeToken(sub)}`,
+  /** Pipeline work queue: `<prefix>.jobs` holds `{event, handlers}` jobs for the pipeline workers. */
+  pipelinePrefix: 'monitor.pipeline',
+  pipelineJobsTopic: 'jobs',
 };
 
 /** JetStream streams. */
 export const streams = {
   adhoc: 'MONITOR_ADHOC',
+  pipeline: 'MONITOR_PIPELINE',
 } as const;
 
 /** Headers of an actor message. */

@@ -11,8 +11,10 @@ import {
 } from './keepalive.ts';
 import {
   ENTITY_KIND, type DeleteEventMsg, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState,
-  type Origin, type PutEntityMsg,
+  type Origin, type PipelineJob, type PutEntityMsg,
 } from './messages.ts';
+import { deregistrationEvent, type DeregistrationCause } from './deregistration.ts';
+import { redactEntity } from '../../proto/redact.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
@@ -50,6 +52,12 @@ export interface EntityActorOptions {
   node: string;
   /** Counters for metrics, incremented as events and keepalives are processed. */
   stats?: EntityStats;
+  /** `--deregistration-handler`: the handler of deregistration events when the entity names none. */
+  deregistrationHandler?: string;
+  /** Puts a job on the pipeline work queue; called once the turn that made it is durable. */
+  pipeline?: (job: PipelineJob) => Promise<void>;
+  /** Sends an agent its entity as the backend now stores it (after an API update). */
+  pushConfig?: (namespace: string, name: string, entity: Entity) => void;
 }
 
 export interface EntityStats { events: number; keepalives: number }
@@ -102,6 +110,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (!st || !ka) return;
     const silentMs = t.now - ka.last_seen_ms;
     if (silentMs < ka.warning * 1000) { t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000); return; }
+    // An agent that asked to be deregistered is gone for good once its keepalives stop.
+    if (st.entity.deregister) { await deregister(t, 'keepalive timeout'); return; }
     const { status, timeout } = silenceStatus(ka, silentMs);
     const name = st.entity.metadata.name ?? '';
     const ns = st.entity.metadata.namespace ?? 'default';
@@ -181,7 +191,27 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = normalizedEntity(base, origin, cls);
     entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
     t.state = { ...t.state, entity };
+    // A connected agent adopts what the backend stores (labels, subscriptions, redact, ...).
+    if (entity.entity_class === 'agent' && opts.pushConfig) t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));
     return { created: !existing, entity };
+  }
+
+  /**
+   * Deregisters an entity that asked for it (`deregister: true`): the entity and its events go, and
+   * a deregistration event goes to the pipeline once that deletion is durable.
+   */
+  async function deregister(t: Turn<EntityState>, cause: DeregistrationCause): Promise<{ deregistered: boolean }> {
+    const st = t.state;
+    if (!st?.entity.deregister) return { deregistered: false };
+    const entity = st.entity;
+    const ns = entity.metadata.namespace ?? 'default';
+    const name = entity.metadata.name ?? '';
+    await deleteEntity(t, { namespace: ns, name, user: 'system' });
+    const job = deregistrationEvent(entity, cause, t.now, opts.node, opts.deregistrationHandler ?? '');
+    t.log.info('entity deregistered', { namespace: ns, entity: name, cause, handlers: job.handlers, event: { ...job.event, entity: redactEntity(entity) } });
+    // No handler, nothing to run: the reference publishes the event only when one is named.
+    if (job.handlers.length > 0 && opts.pipeline) t.afterCommit(() => opts.pipeline!(job));
+    return { deregistered: true };
   }
 
   /** Deletes the entity and every event of it; the actor's record goes too. */
@@ -210,6 +240,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
         case 'put-entity': return putEntity(t, originOf(t.id, (body as PutEntityMsg).user), body as PutEntityMsg);
         case 'delete-entity': return deleteEntity(t, originOf(t.id));
         case 'get': return t.state?.entity ?? null;
+        case 'deregister': return deregister(t, 'agent stopped');
         default: throw new ActorError('invalid', `entity actor has no message "${type}"`);
       }
     },

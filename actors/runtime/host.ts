@@ -221,6 +221,10 @@ export class ActorHost implements ShardHost {
       this.syncTimers(cell, before, turn.timers);
     }
     this.committedTurns++;
+    for (const fn of turn.effects) {
+      // An effect's failure is the effect's: the turn is committed and its reply stands.
+      void (async () => fn())().catch((err) => this.opts.log.error('after-commit effect failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
+    }
     if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgId, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
     return result;
   }

@@ -17,6 +17,7 @@ export class TurnImpl implements Turn<unknown> {
   timers: Record<string, TimerSpec>;
   readonly sideWrites = new Map<string, { value?: unknown; json?: string }>();
   timersChanged = false;
+  readonly effects: Array<() => void | Promise<void>> = [];
 
   constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string) => Promise<unknown>, readonly log: Logger) {
     this.kind = cell.behavior.kind;
@@ -47,4 +48,5 @@ export class TurnImpl implements Turn<unknown> {
   write(bucket: string, key: string, value: unknown): void { this.sideWrites.set(sideKey(bucket, key), { value }); }
   writeJson(bucket: string, key: string, json: string): void { this.sideWrites.set(sideKey(bucket, key), { json }); }
   remove(bucket: string, key: string): void { this.sideWrites.set(sideKey(bucket, key), { value: undefined }); }
+  afterCommit(fn: () => void | Promise<void>): void { this.effects.push(fn); }
 }

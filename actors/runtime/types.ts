@@ -41,6 +41,12 @@ export interface Turn<S> {
   /** The same with the record already serialized (the actor reuses parts it serialized before). */
   writeJson(bucket: string, key: string, json: string): void;
   remove(bucket: string, key: string): void;
+  /**
+   * Runs `fn` once the turn is durable (never when it fails or is fenced): for effects outside the
+   * stores, such as a pipeline job or a message to an agent. At most once: a crash right after the
+   * commit loses it.
+   */
+  afterCommit(fn: () => void | Promise<void>): void;
 }
 
 /** An actor kind: how its records are keyed and how it reacts to messages and timers. */

@@ -2,6 +2,7 @@ import type { ConfigStore } from '../../actors/config/store.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityReads } from '../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../actors/entity/read-model.ts';
+import type { EntityLimit } from '../../actors/entity/limit.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
@@ -16,6 +17,8 @@ export interface ApiServices {
   actors: ActorClient;
   reads: EntityReads;
   readModel: EntityReadModel;
+  /** `--entity-limit`: new entities past it are refused with 402. */
+  entityLimit?: EntityLimit;
   /** Queues an ad hoc check request for the scheduler (delivered by a later release). */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
   log: Logger;

@@ -12,12 +12,22 @@ import { page, pagingOf } from '../paginate.ts';
 import { placeInUrl } from '../resources.ts';
 import { metadataLabels, selectorOf, type Predicate } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
+import { redactEntity, redactJsonText } from '../../../proto/redact.ts';
+import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
+
+/** Redacted text per read-model item: items are replaced on change, so one scan serves every list. */
+const shown = { entity: new WeakMap<ReadItem, string>(), event: new WeakMap<ReadItem, string>() };
+export function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
+  let json = shown[kind].get(item);
+  if (json === undefined) { json = redactJsonText(item.json, kind, () => item.value()); shown[kind].set(item, json); }
+  return json;
+}
 
 /** A page of read-model items as a JSON array, written from the stored JSON without re-encoding. */
-export function sendItems(c: Context, items: Iterable<ReadItem>, match: Predicate | undefined): Response {
+export function sendItems(c: Context, items: Iterable<ReadItem>, match: Predicate | undefined, kind: 'entity' | 'event'): Response {
   const selected = match ? filter(items, (i) => match(i.value())) : items;
   const chosen = page(c, selected, (i) => i.key, pagingOf(c));
-  return c.body(`[${chosen.map((i) => i.json).join(',')}]`, 200, { 'Content-Type': 'application/json' });
+  return c.body(`[${chosen.map((i) => shownJson(i, kind)).join(',')}]`, 200, { 'Content-Type': 'application/json' });
 }
 
 export function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
@@ -38,13 +48,13 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.get('/namespaces/:ns/entities', (c) => {
     const ns = c.req.param('ns');
     authorize(c, svc, { verb: 'list', resource: 'entities', namespace: ns });
-    return sendItems(c, svc.readModel.entities.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'entity', metadataLabels));
+    return sendItems(c, svc.readModel.entities.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'entity', metadataLabels), 'entity');
   });
 
   app.get('/entities', (c) => {
     const s = c.get('subject');
     const visible = filter(svc.readModel.entities.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'entities', namespace: nsOfKey(i.key) }));
-    return sendItems(c, visible, selectorOf(c, 'entity', metadataLabels));
+    return sendItems(c, visible, selectorOf(c, 'entity', metadataLabels), 'entity');
   });
 
   app.get('/namespaces/:ns/entities/:name', async (c) => {
@@ -52,7 +62,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'get', resource: 'entities', namespace: ns, name });
     const entity = await svc.reads.entity(ns, name);
     if (!entity) throw new ApiError('not_found', 'resource not found');
-    return sendOne(c, entity);
+    return sendOne(c, redactEntity(entity));
   });
 
   const write = async (c: Context<ApiEnv>, mode: 'create' | 'replace', urlName: string | undefined) => {
@@ -64,6 +74,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: mode === 'create' ? 'create' : 'update', resource: 'entities', namespace: ns, name });
     requireNamespace(svc, ns);
     const entity = validate(Entity, body, 'entity');
+    if (svc.entityLimit?.refuses(ns, name)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: PutEntityMsg = { mode, entity, user: c.get('subject').username };
     await ask(ns, name, 'put-entity', msg);
     return c.body(null, 201);
@@ -76,13 +87,13 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'update', resource: 'entities', namespace: ns, name });
     const current = await svc.reads.entity(ns, name);
     if (!current) throw new ApiError('not_found', 'resource not found');
-    checkPreconditions(c, current);
+    checkPreconditions(c, redactEntity(current));
     const patch = unwrap(await readJson(c));
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
-    const res = await ask(ns, name, 'put-entity', msg) as { entity: unknown };
-    return sendOne(c, res.entity);
+    const res = await ask(ns, name, 'put-entity', msg) as { entity: Entity };
+    return sendOne(c, redactEntity(res.entity));
   });
 
   app.delete('/namespaces/:ns/entities/:name', async (c) => {

@@ -11,6 +11,8 @@ import { pagingOf } from '../paginate.ts';
 import { eventLabels, selectorOf } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
 import { filter, nsOfKey, sendItems } from './entities.ts';
+import { redactEventEntity } from '../../../proto/redact.ts';
+import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
 type Named = { metadata?: { name?: unknown; namespace?: unknown } } | undefined;
 
@@ -32,19 +34,19 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.get('/namespaces/:ns/events', (c) => {
     const ns = c.req.param('ns');
     authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
-    return sendItems(c, svc.readModel.events.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels));
+    return sendItems(c, svc.readModel.events.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels), 'event');
   });
 
   app.get('/events', (c) => {
     const s = c.get('subject');
     const visible = filter(svc.readModel.events.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'events', namespace: nsOfKey(i.key) }));
-    return sendItems(c, visible, selectorOf(c, 'event', eventLabels));
+    return sendItems(c, visible, selectorOf(c, 'event', eventLabels), 'event');
   });
 
   app.get('/namespaces/:ns/events/:entity', (c) => {
     const { ns, entity } = c.req.param();
     authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
-    return sendItems(c, svc.readModel.events.range(ns + SEP + entity + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels));
+    return sendItems(c, svc.readModel.events.range(ns + SEP + entity + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels), 'event');
   });
 
   app.get('/namespaces/:ns/events/:entity/:check', async (c) => {
@@ -52,7 +54,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'get', resource: 'events', namespace: ns, name: check });
     const event = await svc.reads.event(ns, entity, check);
     if (!event) throw new ApiError('not_found', 'resource not found');
-    return sendOne(c, event);
+    return sendOne(c, redactEventEntity(event));
   });
 
   const write = async (c: Context<ApiEnv>, urlEntity?: string, urlCheck?: string) => {
@@ -74,6 +76,8 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     const event = validate(Event, withNames, 'event');
     // Metrics-only events are not stored; the pipeline (a later release) handles them.
     if (!check) return c.body(null, 201);
+    // An event about an unknown entity creates it (a proxy), so it counts against the limit.
+    if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
     await ask(ns, entity, 'event', msg);
     return c.body(null, 201);

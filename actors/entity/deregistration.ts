@@ -1,0 +1,38 @@
+import type { Entity } from '../../proto/schemas/entity.ts';
+import type { Event } from '../../proto/schemas/event.ts';
+import { derivedEventId } from './keepalive.ts';
+
+export const DEREGISTRATION_CHECK = 'deregistration';
+
+/** Why an entity was deregistered: its agent said goodbye, or its keepalives stopped. */
+export type DeregistrationCause = 'agent stopped' | 'keepalive timeout';
+
+/**
+ * The event a deregistered entity leaves behind for the pipeline (it is never stored): check
+ * `deregistration`, status 1, for the entity's own handler or else the backend's default one.
+ */
+export function deregistrationEvent(entity: Entity, cause: DeregistrationCause, nowMs: number, node: string, defaultHandler: string): { event: Event; handlers: string[] } {
+  const name = entity.metadata.name ?? '';
+  const ns = entity.metadata.namespace ?? 'default';
+  const handler = entity.deregistration?.handler || defaultHandler;
+  const handlers = handler ? [handler] : [];
+  const sec = Math.floor(nowMs / 1000);
+  const event: Event = {
+    timestamp: sec,
+    id: derivedEventId(ns, name, DEREGISTRATION_CHECK, nowMs),
+    entity,
+    check: {
+      metadata: { name: DEREGISTRATION_CHECK, namespace: ns },
+      status: 1,
+      output: `Entity ${name} was deregistered (${cause})`,
+      handlers,
+      interval: 1,
+      executed: sec,
+      issued: sec,
+      scheduler: 'monitor',
+      processed_by: node,
+    },
+    metadata: { namespace: ns },
+  };
+  return { event, handlers };
+}
