@@ -3,7 +3,10 @@ import type { Entity } from '../proto/schemas/entity.ts';
 import { createLogger, type Logger } from '../proto/log.ts';
 import { BackendConnection, type ConnectionOptions } from './connection.ts';
 import { buildEntity } from './entity.ts';
-import { prepareEvent, type EventSink } from './events/prepare.ts';
+import { readEntityConfig, withManaged, type ManagedFields } from './entity-config.ts';
+import { DEREGISTER_CLOSE_REASON } from '../proto/frames.ts';
+import { EventRefusedError, prepareEvent, type EventSink } from './events/prepare.ts';
+import { Outbox, type OutboxStats } from './outbox/index.ts';
 import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
 import type { Listener } from './listen.ts';
@@ -50,6 +53,9 @@ export class Agent implements EventSink {
   private sequence = 0;
   private stopping: Promise<void> | undefined;
   private listeners: Listener[] = [];
+  private outbox: Outbox | undefined;
+  /** The backend's stored entity fields (entity_config); they override the flags. */
+  private managed: ManagedFields | undefined;
 
   constructor(readonly config: AgentConfig, opts: AgentOptions = {}) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
@@ -58,13 +64,15 @@ export class Agent implements EventSink {
     this.connection.on('connected', ({ url, backendId }) => {
       this.log.info('connected to backend', { url, ...(backendId ? { backend_id: backendId } : {}) });
       this.startKeepalives();
+      this.outbox?.connected();
     });
     this.connection.on('disconnected', ({ url, code, reason, retryIn }) => {
       this.stopKeepalives();
+      this.outbox?.disconnected();
       this.log.info('disconnected', { url, code, reason, ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}) });
     });
-    // Applying backend-managed entity config and running checks come with later work.
-    this.connection.on('entity_config', () => this.log.debug('entity config received from backend'));
+    this.connection.on('ack', (a) => this.outbox?.ack(a));
+    this.connection.on('entity_config', (value) => this.applyEntityConfig(value));
     this.connection.on('check_request', () => this.log.debug('check request ignored: checks are not supported yet'));
   }
 
@@ -74,24 +82,52 @@ export class Agent implements EventSink {
 
   /** The entity as the next keepalive will carry it. */
   entity(now: Date = new Date()): Entity {
-    return buildEntity(this.config, this.system(), now);
+    return withManaged(buildEntity(this.config, this.system(), now), this.managed);
   }
 
   /**
-   * Takes an event from any local source (check runner, HTTP API, sockets, StatsD). For now it goes
-   * straight to the socket; the on-disk outbox (acknowledged by the backend) takes its place.
+   * Takes an event from any local source (check runner, HTTP API, sockets, StatsD); resolves once it
+   * is durable in the outbox, which sends it until the backend acknowledges it. Rejects with
+   * EventRefusedError when the outbox is full (outbox-max-bytes) or the agent is not running.
    */
   async submit(event: Event): Promise<void> {
+    if (!this.outbox || this.stopping) throw new EventRefusedError(this.stopping ? 'the agent is stopping' : 'the agent is not started');
     const prepared = prepareEvent(event, { entity: this.entity(), namespace: this.config.namespace, agentName: this.config.name });
-    this.connection.send('event', prepared);
+    await this.outbox.submit(prepared);
+  }
+
+  /**
+   * Takes the cache-dir (lock) and reads the outbox back; safe to call more than once. Throws
+   * OutboxOpenError (one line for the operator) when another agent holds it or it is not writable.
+   */
+  open(): void {
+    if (this.outbox || this.stopping) return;
+    const conn = this.connection;
+    this.outbox = new Outbox({
+      get connected() { return conn.connected; },
+      send: (event) => conn.send('event', event),
+    }, {
+      cacheDir: this.config['cache-dir'],
+      maxBytes: this.config['outbox-max-bytes'],
+      rate: this.config['events-rate-limit'],
+      burst: this.config['events-burst-limit'],
+      log: this.log.child({ component: 'outbox' }),
+    });
+  }
+
+  /** Queue counters for health and logs; undefined before `open`. */
+  get outboxStats(): OutboxStats | undefined {
+    return this.outbox?.stats;
   }
 
   start(): void {
+    this.open();
     this.connection.start();
   }
 
   /** Binds the local inputs (HTTP API, sockets, StatsD); rejects with a ListenError on a taken port. */
   async listen(): Promise<void> {
+    this.open();
     this.listeners = await startLocalInputs({ config: this.config, sink: this, connected: () => this.connected, log: this.log });
   }
 
@@ -100,9 +136,23 @@ export class Agent implements EventSink {
     this.stopping ??= (async () => {
       this.stopKeepalives();
       await closeAll(this.listeners);
-      await this.connection.close();
+      // Deregistration is asked for in the close itself, so it needs no frame the backend might miss.
+      await this.connection.close(this.entity().deregister ? DEREGISTER_CLOSE_REASON : undefined);
+      if (this.outbox) {
+        this.log.info('event queue closed', { ...this.outbox.stats });
+        await this.outbox.close();
+      }
     })();
     return this.stopping;
+  }
+
+  /** Subscriptions are kept for the check runner; re-subscribing to check requests comes with it. */
+  private applyEntityConfig(value: unknown): void {
+    const r = readEntityConfig(value);
+    if (r.kind === 'invalid') { this.log.warn('ignoring malformed entity config from backend', { error: r.message }); return; }
+    if (r.kind === 'none') { this.log.debug('backend stores no entity for this agent yet'); return; }
+    this.managed = r.fields;
+    this.log.info('entity config applied', { subscriptions: r.fields.subscriptions, deregister: r.fields.deregister });
   }
 
   // The first keepalive goes out at once: it is what registers the agent and clears a keepalive

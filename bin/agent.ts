@@ -1,5 +1,6 @@
 import { Agent } from '../agent/agent.ts';
 import { ListenError } from '../agent/listen.ts';
+import { OutboxOpenError } from '../agent/outbox/index.ts';
 import { ConfigError, helpText } from '../proto/config-loader.ts';
 import { createLogger } from '../proto/log.ts';
 import { AGENT_ENV_PREFIX, agentFlags, loadAgentConfig } from '../proto/schemas/agent-config.ts';
@@ -53,6 +54,14 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // The cache-dir lock comes before anything else: a second agent on it must not touch its outbox.
+  try {
+    agent.open();
+  } catch (err) {
+    if (!(err instanceof OutboxOpenError)) throw err;
+    log.error(err.message);
+    fail(err.message);
+  }
   // Local inputs bind first: an agent whose API or socket port is taken would silently lose events.
   try {
     await agent.listen();
