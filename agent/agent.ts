@@ -13,6 +13,7 @@ import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
+import { loadAgentTls, type AgentTls } from './tls.ts';
 
 // Wires the agent's parts together. Later parts (check runner, outbox, local API, sockets, StatsD)
 // attach here through the connection's events and `send`, so each stays ignorant of the others.

@@ -1,4 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import { Agent } from '../agent/agent.ts';
+import { withCloudProvider } from '../agent/cloud/index.ts';
+import { processServiceContext, runService, SERVICE_USAGE } from '../agent/service/index.ts';
+import { systemInfo } from '../agent/system.ts';
 import { ListenError } from '../agent/listen.ts';
 import { OutboxOpenError } from '../agent/outbox/index.ts';
 import { ConfigError, helpText } from '../proto/config-loader.ts';
@@ -15,6 +19,7 @@ const USAGE = `Usage: monitor-agent <command> [flags]
 Commands:
   start     start the agent (monitor-agent start --help lists the flags)
   version   print the version of the agent
+  service   install or uninstall the systemd unit (monitor-agent service --help)
   help      show this help`;
 
 const START_USAGE = 'Usage: monitor-agent start [flags]';
@@ -41,7 +46,9 @@ async function start(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config['log-level'], { component: 'agent', agent: config.name });
-  const agent = new Agent(config, { logger: log, tls });
+  if (config['discover-processes']) log.warn('process discovery is unavailable; --discover-processes is ignored');
+  const system = config['detect-cloud-provider'] ? withCloudProvider(systemInfo, log) : systemInfo;
+  const agent = new Agent(config, { logger: log, system, tls });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -78,9 +85,11 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'start': return start(rest);
+    case 'service': process.exitCode = runService(rest, processServiceContext(fileURLToPath(new URL('./monitor-agent', import.meta.url)))); return;
     case 'version': process.stdout.write(`monitor-agent version ${VERSION}\n`); return;
     case undefined: case 'help': case '--help': case '-h':
       if (rest[0] === 'start') return start(['--help']);
+      if (rest[0] === 'service') { process.stdout.write(SERVICE_USAGE + '\n'); return; }
       process.stdout.write(USAGE + '\n');
       return;
     default:
