@@ -5,6 +5,8 @@ import WebSocket from 'ws';
 import { Ack, CONTENT_JSON, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType } from '../proto/frames.ts';
 import type { Logger } from '../proto/log.ts';
 import { Backoff } from './backoff.ts';
+import { trustFailure } from '../proto/tls.ts';
+import type { AgentTls } from './tls.ts';
 
 // The agent's one WebSocket to some backend of the cluster. It never gives up: every failure (refused,
 // timed out, HTTP 401/402/403/404/5xx at the handshake, dropped, silent) leads to the next URL after
@@ -25,6 +27,8 @@ export interface ConnectionOptions {
   logger: Logger;
   /** Uniform in [0, 1): URL shuffle and backoff jitter; injected to make tests deterministic. */
   random?: () => number;
+  /** Used for wss URLs; absent means Node's default trust store and no client certificate. */
+  tls?: AgentTls;
 }
 
 export interface ConnectedInfo { url: string; backendId: string | undefined }
@@ -61,7 +65,7 @@ export class BackendSelector {
 }
 
 /** One try at one URL; `failure` keeps the first reason so the log says why, not just "closed". */
-interface Attempt { url: string; ws: WebSocket; opened: boolean; failure?: string; status?: number; backendId?: string }
+interface Attempt { url: string; ws: WebSocket; opened: boolean; failure?: string; tlsError?: string; status?: number; backendId?: string }
 
 const MAX_ERROR_BODY = 4096;
 
@@ -123,17 +127,22 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     });
   }
 
-  private headers(): Record<string, string> {
+  private headers(url: string): Record<string, string> {
     const o = this.opts;
-    return {
+    // With a client certificate on wss the backend takes the user from its CN (reference 2.2).
+    const mtls = isWss(url) && !!o.tls?.cert;
+    const h: Record<string, string> = {
       'Monitor-Namespace': o.namespace,
       'Monitor-AgentName': o.agentName,
-      'Monitor-User': o.user,
       'Monitor-Subscriptions': o.subscriptions.join(','),
-      Authorization: 'Basic ' + Buffer.from(`${o.user}:${o.password}`, 'utf8').toString('base64'),
       // JSON only for now; protobuf negotiation (application/octet-stream) comes with its codec.
       Accept: CONTENT_JSON,
     };
+    if (!mtls) {
+      h['Monitor-User'] = o.user;
+      h.Authorization = 'Basic ' + Buffer.from(`${o.user}:${o.password}`, 'utf8').toString('base64');
+    }
+    return h;
   }
 
   private attempt(): void {
@@ -141,7 +150,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     const url = this.selector.next();
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+      ws = new WebSocket(url, { headers: this.headers(url), maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false, ...(isWss(url) ? this.opts.tls : {}) });
     } catch (err) {
       // Only a header the HTTP client rejects (non-ASCII user name, say) gets here; it will not heal.
       this.log.warn('backend connection failed', { url, reason: (err as Error).message, retry_in_seconds: this.scheduleRetry() });
@@ -180,7 +189,12 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     });
     ws.on('pong', () => this.armDeadline(a));
     ws.on('ping', () => this.armDeadline(a));
-    ws.on('error', (err) => { a.failure ??= err.message; });
+    ws.on('error', (err) => {
+      // Both an untrusted backend certificate and the backend's alert about ours read the same way.
+      const trust = trustFailure(err);
+      if (trust && !a.failure) a.tlsError = err.message;
+      a.failure ??= trust ?? err.message;
+    });
     ws.on('close', (code, reason) => {
       clearTimeout(handshakeTimer);
       this.stopHeartbeat();
@@ -189,7 +203,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
         this.safeEmit('disconnected', { url, code, reason: a.failure ?? (reason.toString() || closeName(code)), retryIn });
       } else if (!this.stopped) {
         this.log.warn('backend connection failed', {
-          url, reason: a.failure ?? closeName(code), ...(a.status ? { status: a.status } : {}),
+          url, reason: a.failure ?? closeName(code), ...(a.status ? { status: a.status } : {}), ...(a.tlsError ? { tls_error: a.tlsError } : {}),
           ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}),
         });
       }
@@ -301,6 +315,8 @@ function errorMessage(body: string): string {
   } catch { /* plain text */ }
   return text.split('\n')[0]!.slice(0, 200);
 }
+
+const isWss = (url: string) => /^wss:/i.test(url);
 
 function closeName(code: number): string {
   return code === 1006 ? 'connection lost' : `closed with ${code}`;

@@ -23,6 +23,7 @@ import { directoryLogin, directoryLookup } from '../gateway/auth/ldap.ts';
 import { ApiMetrics } from '../gateway/api/metrics.ts';
 import { seedCluster } from '../gateway/auth/seed.ts';
 import { AgentGateway } from '../gateway/agents/server.ts';
+import { loadAgentServerTls } from '../gateway/agents/tls.ts';
 import { buildApi } from '../gateway/api/app.ts';
 import { listenApi } from '../gateway/api/server.ts';
 import type { HealthReport } from '../gateway/api/routes/system.ts';
@@ -48,7 +49,7 @@ async function ensureClusterConfig(etcd: EtcdAdapter): Promise<void> {
  * Starts one backend node: embedded etcd and NATS when no external ones are given, then the actor
  * host and shard ownership, then the agent and API listeners. Stops in the reverse order.
  */
-export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise<BackendNode> {
+export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls = loadAgentServerTls(cfg)): Promise<BackendNode> {
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => { for (const s of stops.reverse()) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message })); stops.length = 0; };
   let reportFatal!: (msg: string) => void;
@@ -98,7 +99,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     let previousLeaseId: string | undefined;
     try { previousLeaseId = readFileSync(leaseFile, 'utf8').trim() || undefined; } catch { /* first start */ }
     const apiUrl = `http://${displayHost(cfg['api-host'])}:${cfg['api-port']}`;
-    const agentUrl = `ws://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`;
+    const agentUrl = `${agentTls ? 'wss' : 'ws'}://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`;
     const membership = new Membership(etcd, {
       node: cfg.name, ttlSeconds: cfg['cluster-lease-ttl'], guardMarginMs: Math.min(1500, cfg['cluster-lease-ttl'] * 150),
       info: { version: VERSION, api_url: apiUrl, agent_url: agentUrl }, previousLeaseId,
@@ -120,7 +121,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger): Promise
     const actors = new ActorClient(nats, SHARD_COUNT, host);
     const authz = new Authorizer(config);
     const passwords = new VerifiedCache();
-    const gateway = new AgentGateway({ host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, log: log.child({ component: 'agents' }) });
+    const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, log: log.child({ component: 'agents' }) });
     await gateway.start();
     stops.push(() => gateway.stop());
 

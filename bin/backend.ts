@@ -7,6 +7,7 @@ import { EtcdAdapter } from '../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../gateway/auth/seed.ts';
 import { VERSION } from '../proto/version.ts';
 import { startBackendNode } from './backend-node.ts';
+import { loadAgentServerTls } from '../gateway/agents/tls.ts';
 
 const USAGE = `Usage: monitor-backend <command> [flags]
 
@@ -64,9 +65,13 @@ async function init(argv: string[]): Promise<void> {
 async function start(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, backendFlags, BackendConfig, 'Usage: monitor-backend start [flags]');
   if (!cfg) return;
+  // Read before anything starts, so a bad TLS file is a config error (exit 2) like a bad flag.
+  let agentTls;
+  try { agentTls = loadAgentServerTls(cfg); }
+  catch (err) { if (err instanceof ConfigError) fail(err.message, 2); throw err; }
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node;
-  try { node = await startBackendNode(cfg, log); }
+  try { node = await startBackendNode(cfg, log, agentTls); }
   catch (err) { fail((err as Error).message, 1); }
 
   let stoppingSince = 0;

@@ -34,7 +34,7 @@ function basicCredentials(req: IncomingMessage): { user: string; password: strin
  * Checks an agent's upgrade request in the reference's order: credentials (401), permission (403),
  * namespace (404). Headers are parsed once here; the session trusts the identity it returns.
  */
-export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache, authz: Authorizer): Promise<AgentIdentity> {
+export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache, authz: Authorizer, certUser?: string): Promise<AgentIdentity> {
   const parsed = v.safeParse(AgentHandshake, {
     namespace: header(req, handshakeHeaders.namespace),
     agentName: header(req, handshakeHeaders.agentName),
@@ -43,10 +43,14 @@ export async function authenticateAgent(req: IncomingMessage, config: ConfigStor
   });
   if (!parsed.success) throw new HandshakeError(400, `bad handshake: ${describeIssues(parsed.issues)}`);
 
-  const creds = basicCredentials(req);
+  // A verified client certificate (checked by the caller) stands for the user named by its CN.
+  const creds = certUser !== undefined ? { user: certUser, password: undefined } : basicCredentials(req);
   if (!creds) throw new HandshakeError(401, 'missing credentials');
   const stored = v.safeParse(StoredUser, config.get(etcdKeys.user(creds.user)));
-  if (!stored.success || stored.output.disabled || !(await passwords.verify(creds.password, stored.output.password_hash))) {
+  if (!stored.success || stored.output.disabled) {
+    throw new HandshakeError(401, certUser !== undefined ? `bad credentials: no enabled user "${certUser}" (client certificate CN)` : 'bad credentials');
+  }
+  if (creds.password !== undefined && !(await passwords.verify(creds.password, stored.output.password_hash))) {
     throw new HandshakeError(401, 'bad credentials');
   }
   // The reference's rule: the user may create events named after the agent in its namespace.

@@ -1,4 +1,6 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { CONTENT_JSON, MAX_FRAME_BYTES } from '../../proto/frames.ts';
@@ -9,6 +11,8 @@ import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
 import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
+import { certificateUser, type AgentServerTls } from './tls.ts';
+import { trustFailure } from '../../proto/tls.ts';
 
 export interface AgentGatewayOptions extends SessionDeps {
   host: string;
@@ -18,6 +22,8 @@ export interface AgentGatewayOptions extends SessionDeps {
   authz: Authorizer;
   /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
   heartbeatSeconds?: number;
+  /** wss instead of ws; see gateway/agents/tls.ts. */
+  tls?: AgentServerTls;
 }
 
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 500: 'Internal Server Error', 503: 'Service Unavailable' };
@@ -32,7 +38,7 @@ function refuse(socket: Duplex, status: number, message: string): void {
  * gets a plain HTTP status (401, 403, 404) it can log.
  */
 export class AgentGateway {
-  private server: Server | undefined;
+  private server: Server | HttpsServer | undefined;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   private readonly sessions = new Set<AgentSession>();
   private readonly passwords = new VerifiedCache();
@@ -47,12 +53,15 @@ export class AgentGateway {
   get sessionCount(): number { return this.sessions.size; }
 
   async start(): Promise<void> {
-    const server = createServer((req, res) => {
+    const server = this.listener((req, res) => {
       const body = JSON.stringify(errorBody('invalid_argument', 'this port only accepts agent WebSocket connections on /'));
       res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket' }).end(body);
     });
     server.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
     server.on('clientError', (_err, socket) => socket.destroy());
+    server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+      this.opts.log.info('agent TLS handshake failed', { reason: trustFailure(err) ?? err.message, remote: socket.remoteAddress });
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.opts.port, this.opts.host.replace(/^\[|\]$/g, ''), () => { server.off('error', reject); resolve(); });
@@ -80,7 +89,9 @@ export class AgentGateway {
     if (path !== '/') { refuse(socket, 404, `no agent endpoint at ${path}`); return; }
     let identity;
     try {
-      identity = await authenticateAgent(req, this.opts.config, this.passwords, this.opts.authz);
+      const tls = this.opts.tls;
+      const certUser = tls ? certificateUser(req.socket as TLSSocket, tls.requireClientCert) : undefined;
+      identity = await authenticateAgent(req, this.opts.config, this.passwords, this.opts.authz, certUser);
     } catch (err) {
       const status = err instanceof HandshakeError ? err.status : 500;
       if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });
@@ -95,6 +106,14 @@ export class AgentGateway {
       ws.on('close', () => this.sessions.delete(session));
       this.opts.log.info('agent connected', { namespace: identity.namespace, agent: identity.agentName, remote: req.socket.remoteAddress });
     });
+  }
+
+  // Client certificates are verified by hand after the handshake (tls.ts) so a bad one gets an HTTP
+  // reason; hence rejectUnauthorized false here.
+  private listener(handler: RequestListener): Server | HttpsServer {
+    const tls = this.opts.tls;
+    if (!tls) return createServer(handler);
+    return createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: false }, handler);
   }
 
   async stop(): Promise<void> {
