@@ -113,7 +113,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Stops reconnecting and closes with 1000 so the backend ends the session at once. */
-  async close(): Promise<void> {
+  async close(reason = 'agent stopping'): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     const ws = this.current?.ws;
@@ -122,7 +122,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       // A backend that never answers the close frame must not hold the agent's shutdown hostage.
       const force = setTimeout(() => ws.terminate(), 2000);
       ws.once('close', () => { clearTimeout(force); resolve(); });
-      if (ws.readyState === WebSocket.OPEN) ws.close(1000, 'agent stopping');
+      if (ws.readyState === WebSocket.OPEN) ws.close(1000, reason);
       else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
     });
   }

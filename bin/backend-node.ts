@@ -15,6 +15,8 @@ import { ConfigStore } from '../actors/config/store.ts';
 import { entityBehavior, type EntityStats } from '../actors/entity/actor.ts';
 import { EntityReads } from '../actors/entity/reads.ts';
 import { EntityReadModel } from '../actors/entity/read-model.ts';
+import { EntityLimit } from '../actors/entity/limit.ts';
+import { encodeFrame } from '../proto/frames.ts';
 import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
 import { TokenService } from '../gateway/auth/tokens.ts';
@@ -106,10 +108,17 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
       onLease: (id) => { try { writeFileSync(leaseFile, id); } catch { /* best effort */ } },
       log: log.child({ component: 'membership' }),
     });
+    const pipelineJobs = await nats.workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
+    const readModel = new EntityReadModel(stores.get(buckets.entities)!, stores.get(buckets.events)!);
+    const entityLimit = new EntityLimit(cfg['entity-limit'], readModel);
     const entityStats: EntityStats = { events: 0, keepalives: 0 };
     const host = new ActorHost({
       nats, stores, shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
-      behaviors: [entityBehavior({ node: cfg.name, stats: entityStats })], log: log.child({ component: 'actors' }),
+      behaviors: [entityBehavior({
+        node: cfg.name, stats: entityStats, deregistrationHandler: cfg['deregistration-handler'],
+        pipeline: async (job) => { await pipelineJobs(subjects.pipelineJobsTopic, Buffer.from(JSON.stringify(job))); },
+        pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
+      })], log: log.child({ component: 'actors' }),
     });
     const shards = new ShardManager(etcd, membership, host, { shardCount: SHARD_COUNT, log: log.child({ component: 'shards' }) });
     await membership.join();
@@ -121,7 +130,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     const actors = new ActorClient(nats, SHARD_COUNT, host);
     const authz = new Authorizer(config);
     const passwords = new VerifiedCache();
-    const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, log: log.child({ component: 'agents' }) });
+    const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, entityLimit, log: log.child({ component: 'agents' }) });
     await gateway.start();
     stops.push(() => gateway.stop());
 
@@ -129,7 +138,6 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     await tokens.start();
     stops.push(() => tokens.stop());
     const reads = new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT);
-    const readModel = new EntityReadModel(stores.get(buckets.entities)!, stores.get(buckets.events)!);
     let readModelReady = false;
     void readModel.start().then(() => { readModelReady = true; });
     stops.push(async () => readModel.stop());
@@ -160,7 +168,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     });
     const apiLog = log.child({ component: 'api' });
     const api = await listenApi(buildApi({
-      config, authz, tokens, actors, reads, readModel, metrics, health, version, log: apiLog,
+      config, authz, tokens, actors, reads, readModel, entityLimit, metrics, health, version, log: apiLog,
       auth: new Authenticator(config, passwords, { login: directoryLogin, lookup: directoryLookup }, apiLog),
       queueAdhoc: (req) => adhoc(encodeToken(String(req.namespace)), Buffer.from(JSON.stringify(req))),
       ready: () => readModelReady && membership.guardOk(),

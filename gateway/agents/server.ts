@@ -11,6 +11,7 @@ import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
 import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
+import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
 import { certificateUser, type AgentServerTls } from './tls.ts';
 import { trustFailure } from '../../proto/tls.ts';
 
@@ -22,6 +23,8 @@ export interface AgentGatewayOptions extends SessionDeps {
   authz: Authorizer;
   /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
   heartbeatSeconds?: number;
+  /** `--entity-limit`: an agent whose entity is new is refused with 402 once the cluster is full. */
+  entityLimit?: EntityLimit;
   /** wss instead of ws; see gateway/agents/tls.ts. */
   tls?: AgentServerTls;
 }
@@ -97,6 +100,11 @@ export class AgentGateway {
       if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });
       else this.opts.log.info('agent handshake refused', { status, reason: (err as Error).message, remote: req.socket.remoteAddress });
       refuse(socket, status, (err as Error).message);
+      return;
+    }
+    if (this.opts.entityLimit?.refuses(identity.namespace, identity.agentName)) {
+      this.opts.log.warn('agent refused: entity limit reached', { namespace: identity.namespace, agent: identity.agentName, limit: this.opts.entityLimit.limit });
+      refuse(socket, 402, ENTITY_LIMIT_MESSAGE);
       return;
     }
     if (socket.destroyed) return;

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import * as v from 'valibot';
-import { encodeFrame, decodeFrame, FrameError, jsonCodec, messageBytes, type Ack, type PayloadCodec } from '../../proto/frames.ts';
+import { encodeFrame, decodeFrame, DEREGISTER_CLOSE_REASON, ENTITY_NOT_FOUND, FrameError, jsonCodec, messageBytes, type Ack, type PayloadCodec } from '../../proto/frames.ts';
 import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
@@ -41,13 +41,12 @@ export class AgentSession {
 
   constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
-    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => {
-      if (this.ws.readyState === this.ws.OPEN) this.ws.send(m.data);
-    });
+    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => this.relay(Buffer.from(m.data)));
     ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     ws.on('pong', () => { this.lastActivity = Date.now(); });
     ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
-    ws.on('close', (code) => this.onClose(code));
+    ws.on('close', (code, reason) => this.onClose(code, reason.toString()));
+    void this.sendEntityConfig();
   }
 
   get actorId(): string { return entityActorId(this.origin.namespace, this.origin.name); }
@@ -131,10 +130,40 @@ export class AgentSession {
     this.ws.close(CLOSE_INVALID_PAYLOAD, Buffer.from(reason).subarray(0, 120).toString());
   }
 
-  private onClose(code: number): void {
+  /**
+   * Direct messages are frames with a JSON payload (`<type>\n<json>`), whoever sent them; the
+   * session re-encodes the payload when the agent negotiated another codec.
+   */
+  private relay(data: Buffer): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.codec === jsonCodec) { this.ws.send(data); return; }
+    try {
+      const frame = decodeFrame(data);
+      this.ws.send(encodeFrame(frame.type, this.codec.encode(jsonCodec.decode(frame.payload))));
+    } catch (err) {
+      this.log.warn('dropping a malformed direct message', { error: (err as Error).message });
+    }
+  }
+
+  /** The reference's session start: the agent learns the entity the backend stores, or that there is none. */
+  private async sendEntityConfig(): Promise<void> {
+    try {
+      const entity = await this.deps.actors.ask(ENTITY_KIND, this.actorId, 'get', null);
+      if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND)));
+    } catch (err) {
+      this.log.warn('entity config not sent', { error: (err as Error).message });
+    }
+  }
+
+  private onClose(code: number, reason = ''): void {
     if (this.closed) return;
     this.closed = true;
     this.direct.unsubscribe();
+    // The actor deregisters only an entity stored with `deregister: true`; any other goodbye is a no-op.
+    if (code === 1000 && reason === DEREGISTER_CLOSE_REASON) {
+      void this.deps.actors.ask(ENTITY_KIND, this.actorId, 'deregister', null)
+        .catch((err) => this.log.warn('deregistration failed; the keepalive timeout will retry it', { error: (err as Error).message }));
+    }
     this.log.info('agent disconnected', { code });
   }
 

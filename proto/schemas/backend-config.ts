@@ -28,6 +28,8 @@ export const backendFlags: FlagSpec[] = [
   { name: 'nats-replicas', type: 'int', description: 'JetStream replicas of the state buckets (use 3 on a three-node NATS cluster)', default: 1 },
   { name: 'cluster-lease-ttl', type: 'int', description: 'seconds a silent node keeps its shards before others take them', default: 10 },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  { name: 'entity-limit', type: 'int', env: 'MONITOR_ENTITY_LIMIT', description: 'most entities the cluster accepts; new agents and entities beyond it are refused with 402 (0: no limit)', default: 0 },
+  { name: 'deregistration-handler', type: 'string', description: 'handler of deregistration events when the entity names none', default: '' },
 ];
 
 const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be a port number'), v.maxValue(65535, 'must be a port number'));
@@ -55,6 +57,8 @@ export const BackendConfig = v.object({
   'nats-replicas': v.pipe(v.number(), v.integer(), v.minValue(1, 'must be 1 or more'), v.maxValue(5, 'must be 5 or fewer')),
   'cluster-lease-ttl': v.pipe(v.number(), v.integer(), v.minValue(3, 'must be at least 3 seconds'), v.maxValue(120, 'must be at most 120 seconds')),
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  'entity-limit': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (no limit) or more')),
+  'deregistration-handler': v.string(),
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
 
