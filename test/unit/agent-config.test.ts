@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { ConfigError } from '../../proto/config-loader.ts';
 import { agentFlags, loadAgentConfig, normalizeBackendUrl } from '../../proto/schemas/agent-config.ts';
 import { DEFAULT_REDACT } from '../../proto/schemas/entity.ts';
+import { LOG_LEVELS } from '../../proto/log.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-config-'));
 const NO_FILE = join(dir, 'absent.yml');
@@ -175,6 +176,68 @@ test('the real binary: version, help, unknown command', () => {
   const unknown = spawnSync(BIN, ['launch'], { encoding: 'utf8', timeout: 20_000 });
   assert.is(unknown.status, 2);
   assert.match(unknown.stderr, /^monitor-agent: unknown command "launch"\n\nUsage: monitor-agent/);
+});
+
+test('deprecated spellings: --id and --keepalive-timeout, on the command line and in files', () => {
+  const c = load(['--id', 'old-name', '--keepalive-timeout', '40']);
+  assert.is(c.name, 'old-name');
+  assert.is(c['keepalive-warning-timeout'], 40);
+  const f = load(['-c', yaml('aliases.yml', 'id: file-name\nkeepalive-timeout: 50\n')]);
+  assert.equal([f.name, f['keepalive-warning-timeout']], ['file-name', 50]);
+  assert.is(load(['--id', 'old', '--name', 'new']).name, 'new');
+  assert.is(error(['--keepalive-timeout', '3']), 'invalid value for --keepalive-warning-timeout: must be at least 5 seconds');
+});
+
+test('ports from 1 to 65535', () => {
+  for (const flag of ['--api-port', '--socket-port', '--statsd-metrics-port']) {
+    assert.is(error([flag, '0']), `invalid value for ${flag}: must be a port from 1 to 65535`);
+    assert.is(error([flag, '65536']), `invalid value for ${flag}: must be a port from 1 to 65535`);
+    assert.is(error([flag, '80.5']), `invalid value for ${flag}: must be a whole number`);
+  }
+  const c = load(['--api-port', '1', '--socket-port', '65535']);
+  assert.equal([c['api-port'], c['socket-port']], [1, 65535]);
+  assert.is(error([], { MONITOR_API_PORT: '99999' }), 'invalid value for --api-port: must be a port from 1 to 65535');
+});
+
+test('cert-file and key-file go together', () => {
+  assert.is(error(['--cert-file', '/a.pem']), 'invalid value for --cert-file: must be given together with --key-file');
+  assert.is(error(['--key-file', '/a.key']), 'invalid value for --cert-file: must be given together with --key-file');
+  const c = load(['--cert-file', '/a.pem', '--key-file', '/a.key']);
+  assert.equal([c['cert-file'], c['key-file']], ['/a.pem', '/a.key']);
+});
+
+test('MONITOR_ANNOTATIONS: bad JSON or a non-object is a clear error; values become strings', () => {
+  assert.is(error([], { MONITOR_ANNOTATIONS: '{"a": }' }), 'invalid value for --annotations (from environment variable MONITOR_ANNOTATIONS): not a JSON object');
+  assert.match(error([], { MONITOR_ANNOTATIONS: '[1,2]' }), /--annotations \(from environment variable MONITOR_ANNOTATIONS\)/);
+  assert.equal(load([], { MONITOR_LABELS: '{"n":1,"b":true}' }).labels, { n: '1', b: 'true' });
+  assert.match(error([], { MONITOR_LABELS: '{"bad key":"x"}' }), /label key "bad key"/);
+});
+
+test('log levels are the spec list, each accepted', () => {
+  assert.equal([...LOG_LEVELS], ['panic', 'fatal', 'error', 'warn', 'info', 'debug']);
+  for (const l of LOG_LEVELS) assert.is(load(['--log-level', l])['log-level'], l);
+  assert.is(load([], { MONITOR_LOG_LEVEL: 'error' })['log-level'], 'error');
+});
+
+test('backend URL schemes: ws and wss only', () => {
+  for (const bad of ['https://h', 'tcp://h:1', 'h:8081']) assert.match(error(['--backend-url', bad]), /^invalid value for --backend-url: /);
+  assert.equal(load(['--backend-url', 'wss://h'])['backend-url'], ['wss://h:8081']);
+  assert.match(error(['--backend-url', 'ws://u:p@h']), /must not hold credentials/);
+});
+
+test('every flag of the spec has a MONITOR_ variable; only keepalive-interval departs from the rule', () => {
+  const spec = ['allow-list', 'annotations', 'labels', 'api-host', 'api-port', 'disable-api', 'assets-burst-limit', 'assets-rate-limit',
+    'disable-assets', 'backend-url', 'cache-dir', 'config-file', 'deregister', 'deregistration-handler', 'detect-cloud-provider',
+    'discover-processes', 'events-burst-limit', 'events-rate-limit', 'insecure-skip-tls-verify', 'keepalive-interval',
+    'keepalive-warning-timeout', 'keepalive-critical-timeout', 'keepalive-handlers', 'log-level', 'name', 'namespace', 'user', 'password',
+    'redact', 'cert-file', 'key-file', 'trusted-ca-file', 'socket-host', 'socket-port', 'disable-sockets', 'statsd-disable',
+    'statsd-event-handlers', 'statsd-flush-interval', 'statsd-metrics-host', 'statsd-metrics-port', 'subscriptions'];
+  const names = agentFlags.map((f) => f.name);
+  for (const f of spec) assert.ok(names.includes(f), `flag ${f}`);
+  assert.equal(agentFlags.filter((f) => f.env).map((f) => [f.name, f.env]), [['keepalive-interval', 'MONITOR_KEEPALIVE_INTERNAL']]);
+  assert.is(load([], { MONITOR_KEEPALIVE_INTERVAL: '9' })['keepalive-interval'], 20, 'the regular spelling is not read');
+  const c = load([], { MONITOR_DISCOVER_PROCESSES: 'true', MONITOR_DETECT_CLOUD_PROVIDER: '1', MONITOR_SOCKET_HOST: '0.0.0.0' });
+  assert.equal([c['discover-processes'], c['detect-cloud-provider'], c['socket-host']], [true, true, '0.0.0.0']);
 });
 
 test.run();
