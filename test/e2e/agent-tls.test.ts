@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { loud, Proc, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 import { BACKEND_BIN } from '../harness/backend.ts';
 import { AGENT_BIN } from '../harness/agent.ts';
-import { makeTestCerts, type TestCerts } from '../harness/certs.ts';
+import { issueClientCert, makeTestCerts, type TestCerts } from '../harness/certs.ts';
 
 // The agent port over TLS (wss): server trust on the agent side, mutual TLS with the certificate's
 // CN as the user, and the chain rule of spec section 5 rule 3 with its exact error text.
@@ -48,7 +48,8 @@ async function run(bin: string, args: string[]): Promise<{ code: number | null; 
 
 test.before(loud(async () => {
   certs = makeTestCerts();
-  backend = await startBackend({ name: 'tls-1', extraArgs: ['--agent-cert-file', certs.serverCert, '--agent-key-file', certs.serverKey] });
+  // Client certificates are asked for but optional here: Basic credentials must keep working.
+  backend = await startBackend({ name: 'tls-1', extraArgs: ['--agent-cert-file', certs.serverCert, '--agent-key-file', certs.serverKey, '--agent-trusted-ca-file', certs.ca] });
 }));
 
 test.after(async () => {
@@ -67,6 +68,7 @@ test('a backend certificate the agent does not trust: no connection, and the log
   const a = await agent('tls-untrusted', ['--trusted-ca-file', certs.otherCa]);
   const line = await failedAttempt(a);
   assert.is(line.reason, NOT_TRUSTED);
+  assert.ok(line.tls_error, 'the log keeps TLS\'s own words too');
   assert.is(await registered('tls-untrusted'), false);
   await stopAgent(a);
 });
@@ -80,6 +82,12 @@ test('with no trusted CA at all the agent refuses the test backend too', async (
 test('--insecure-skip-tls-verify connects to an untrusted backend', async () => {
   const a = await agent('tls-insecure', ['--insecure-skip-tls-verify']);
   await keepaliveOf('tls-insecure');
+  await stopAgent(a);
+});
+
+test('optional client certificate: a leaf-first chain connects with no password', async () => {
+  const a = await agent('mtls-optional', ['--trusted-ca-file', certs.ca, '--cert-file', certs.clientChain, '--key-file', certs.clientKey], 'not-the-password');
+  await keepaliveOf('mtls-optional');
   await stopAgent(a);
 });
 
@@ -103,6 +111,15 @@ test('mutual TLS: the leaf alone is refused with the exact text', async () => {
   const refused = await backend!.proc.waitForLine((l) => l.includes('agent handshake refused') && l.includes(NOT_TRUSTED), 10_000);
   assert.is(JSON.parse(refused).status, 401);
   assert.is(await registered('mtls-leaf'), false);
+  await stopAgent(a);
+});
+
+test('mutual TLS: a CN that names no user is refused with 401', async () => {
+  const stranger = issueClientCert(certs, 'stranger');
+  const a = await agent('mtls-stranger', ['--trusted-ca-file', certs.ca, '--cert-file', stranger.chain, '--key-file', stranger.key]);
+  const line = await failedAttempt(a);
+  assert.is(line.status, 401);
+  assert.match(line.reason, 'no enabled user "stranger"');
   await stopAgent(a);
 });
 

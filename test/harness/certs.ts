@@ -56,6 +56,16 @@ function issue(cwd: string, name: string, cn: string, issuer: string, ext: strin
     '-out', `${name}.crt`, '-days', DAYS, '-extfile', `${name}.ext`]);
 }
 
+/** Another client certificate from the same intermediate, for a different user; `chain` is leaf first. */
+export function issueClientCert(certs: TestCerts, cn: string): { chain: string; key: string } {
+  const name = `client-${cn.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
+  issue(certs.dir, name, cn, 'intermediate',
+    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth', `subjectAltName=DNS:${cn}`]);
+  const chain = path.join(certs.dir, `${name}-chain.crt`);
+  writeFileSync(chain, readFileSync(path.join(certs.dir, `${name}.crt`), 'utf8') + readFileSync(certs.intermediate, 'utf8'));
+  return { chain, key: path.join(certs.dir, `${name}.key`) };
+}
+
 export function makeTestCerts(opts: { clientCn?: string } = {}): TestCerts {
   const dir = tempDir('certs');
   selfSignedCa(dir, 'ca', 'Monitor Test Root CA');
