@@ -1,0 +1,159 @@
+// suite-timeout: 240
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, type NatsConnection } from 'nats';
+import { coreApi, created, isError } from '../harness/api.ts';
+import { loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+
+// One backend with --entity-limit 3 and a default deregistration handler, and real agents:
+// redaction of entities and events in REST answers, the stored entity pushed to its agent
+// (entity_config), deregistration of an agent that stops with --deregister (entity and events gone,
+// a job on the pipeline queue), and the entity limit (402 at the handshake and through the API).
+
+const LIMIT = 3;
+let backend: Backend;
+let nc: NatsConnection | undefined;
+const agents: AgentProc[] = [];
+const api = coreApi(() => backend);
+
+const entityOf = async (name: string) => (await api(`/namespaces/default/entities/${name}`));
+const waitEntity = (name: string) => waitFor(async () => { const r = await entityOf(name); return r.status === 200 ? r.body : undefined; }, { timeoutMs: 20000, what: `entity ${name}` });
+const listed = async (path: string, name: string) => (await api(path)).body.find((x: any) => (x.entity?.metadata?.name ?? x.metadata?.name) === name);
+const agentCount = async () => (await api('/namespaces/default/entities')).body.length as number;
+
+async function launch(name: string, extraArgs: string[] = []): Promise<AgentProc> {
+  const a = await startAgent({ name, backendUrls: [backend.agentUrl], subscriptions: ['linux'], keepaliveInterval: 1, warning: 5, extraArgs });
+  agents.push(a);
+  return a;
+}
+
+test.before(loud(async () => {
+  backend = await startBackend({ name: 'lifecycle-1', extraArgs: ['--deregistration-handler', 'dereg-default'], env: { MONITOR_ENTITY_LIMIT: String(LIMIT) } });
+  nc = await connect({ servers: backend.embedded!.natsListen });
+}));
+
+test.after(async () => {
+  for (const a of agents) await a.stop().catch(() => {});
+  await nc?.close().catch(() => {});
+  await backend?.stop();
+});
+
+test('REST answers redact entity secrets; the store keeps them', async () => {
+  const entity = {
+    metadata: { name: 'secretive', namespace: 'default', labels: { region: 'eu', password: 'hunter2' }, annotations: { API_KEY: 'abc', note: 'kept' } },
+    entity_class: 'proxy',
+    system: { hostname: 'h', extra: { nested: { secret: 's', keep: 'yes' } } },
+  };
+  created(await api('/namespaces/default/entities', 'POST', entity), 'create entity');
+  const one = (await entityOf('secretive')).body;
+  assert.is(one.metadata.labels.password, 'REDACTED');
+  assert.is(one.metadata.labels.region, 'eu');
+  assert.is(one.metadata.annotations.API_KEY, 'REDACTED');
+  assert.is(one.metadata.annotations.note, 'kept');
+  assert.is(one.system.extra.nested.secret, 'REDACTED');
+  assert.is(one.system.extra.nested.keep, 'yes');
+
+  const inList = await waitFor(() => listed('/namespaces/default/entities', 'secretive'), { timeoutMs: 5000, what: 'listed entity' });
+  assert.is(inList.metadata.labels.password, 'REDACTED');
+  assert.is(inList.system.extra.nested.secret, 'REDACTED');
+  const allNs = await listed('/entities', 'secretive');
+  assert.is(allNs.metadata.annotations.API_KEY, 'REDACTED');
+
+  created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'secretive' } }, check: { metadata: { name: 'disk' }, status: 0, output: 'ok' } }), 'event');
+  const ev = (await api('/namespaces/default/events/secretive/disk')).body;
+  assert.is(ev.entity.metadata.labels.password, 'REDACTED');
+  assert.is(ev.check.output, 'ok');
+  const evListed = await waitFor(() => listed('/namespaces/default/events/secretive', 'secretive'), { timeoutMs: 5000, what: 'listed event' });
+  assert.is(evListed.entity.metadata.annotations.API_KEY, 'REDACTED');
+
+  // A custom redact list replaces the default one; a PATCH with the ETag of the shown entity works.
+  const got = await entityOf('secretive');
+  const patched = await api('/namespaces/default/entities/secretive', 'PATCH', { redact: ['region'] }, { 'If-Match': got.headers.get('etag')! });
+  assert.is(patched.status, 200, JSON.stringify(patched.body));
+  assert.is(patched.body.metadata.labels.region, 'REDACTED');
+  assert.is(patched.body.metadata.labels.password, 'hunter2');
+  // The backend log never shows the secret.
+  assert.not.ok(backend.logs().some((l) => JSON.stringify(l).includes('"abc"')), 'a redacted value was logged');
+});
+
+test('the agent gets its stored entity and adopts API updates pushed to it', async () => {
+  const a = await launch('cfg-agent');
+  await waitEntity('cfg-agent');
+  await a.proc.waitForLine((l) => l.includes('backend stores no entity') || l.includes('entity config applied'), 10000);
+  const cur = await entityOf('cfg-agent');
+  const res = await api('/namespaces/default/entities/cfg-agent', 'PATCH', { metadata: { labels: { team: 'ops' } }, subscriptions: ['linux', 'db'] }, { 'If-Match': cur.headers.get('etag')! });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  await a.proc.waitForLine((l) => l.includes('entity config applied') && l.includes('"db"'), 10000);
+  // Several keepalives later (1 s interval) the agent still reports what the API set.
+  await new Promise((r) => setTimeout(r, 3000));
+  const e = (await entityOf('cfg-agent')).body;
+  assert.is(e.metadata.labels.team, 'ops');
+  assert.ok(e.subscriptions.includes('db'), `subscriptions ${e.subscriptions}`);
+  const ka = (await api('/namespaces/default/events/cfg-agent/keepalive')).body;
+  assert.is(ka.entity.metadata.labels.team, 'ops');
+});
+
+test('an agent stopping with --deregister is deregistered: entity and events gone, a job queued', async () => {
+  const a = await launch('leaving-agent', ['--deregister', '--deregistration-handler', 'dereg-own']);
+  await waitEntity('leaving-agent');
+  created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'leaving-agent' } }, check: { metadata: { name: 'cpu' }, status: 1, output: 'hot' } }), 'event');
+  await a.stop();
+  await waitFor(async () => ((await entityOf('leaving-agent')).status === 404 ? true : undefined), { timeoutMs: 10000, what: 'entity deleted' });
+  assert.is((await api('/namespaces/default/events/leaving-agent/cpu')).status, 404);
+  assert.is((await api('/namespaces/default/events/leaving-agent/keepalive')).status, 404);
+  await waitFor(async () => ((await api('/namespaces/default/events/leaving-agent')).body.length === 0 ? true : undefined), { timeoutMs: 5000, what: 'events unlisted' });
+
+  const jsm = await nc!.jetstreamManager();
+  const msg = await waitFor(() => jsm.streams.getMessage('MONITOR_PIPELINE', { last_by_subj: 'monitor.pipeline.jobs' }).catch(() => undefined), { timeoutMs: 5000, what: 'pipeline job' });
+  const job = msg.json<any>();
+  assert.equal(job.handlers, ['dereg-own']);
+  assert.is(job.event.check.metadata.name, 'deregistration');
+  assert.is(job.event.check.status, 1);
+  assert.match(job.event.check.output, /leaving-agent was deregistered/);
+  assert.is(job.event.entity.metadata.name, 'leaving-agent');
+  assert.ok(backend.logs().some((l) => l.msg === 'entity deregistered' && l.entity === 'leaving-agent'), 'deregistration logged');
+});
+
+test('an agent with --deregister that goes silent is deregistered at the warning timeout', async () => {
+  const a = await launch('vanishing-agent', ['--deregister']);
+  await waitEntity('vanishing-agent');
+  await a.kill('SIGKILL');
+  await waitFor(async () => ((await entityOf('vanishing-agent')).status === 404 ? true : undefined), { timeoutMs: 20000, what: 'silent entity deleted' });
+  const jsm = await nc!.jetstreamManager();
+  const job = await waitFor(async () => {
+    const m = await jsm.streams.getMessage('MONITOR_PIPELINE', { last_by_subj: 'monitor.pipeline.jobs' }).catch(() => undefined);
+    const j = m?.json<any>();
+    return j?.event?.entity?.metadata?.name === 'vanishing-agent' ? j : undefined;
+  }, { timeoutMs: 5000, what: 'pipeline job of the silent agent' });
+  // The agent named no handler: the backend's default one.
+  assert.equal(job.handlers, ['dereg-default']);
+  assert.match(job.event.check.output, /keepalive timeout/);
+});
+
+test('past the entity limit new agents get 402 and new entities a licence message; existing ones go on', async () => {
+  // secretive + cfg-agent exist; one more fills the cluster.
+  created(await api('/namespaces/default/entities', 'POST', { metadata: { name: 'filler' }, entity_class: 'proxy' }), 'filler');
+  await waitFor(async () => ((await agentCount()) >= LIMIT ? true : undefined), { timeoutMs: 5000, what: 'read model count' });
+
+  const refused = await api('/namespaces/default/entities', 'POST', { metadata: { name: 'one-too-many' }, entity_class: 'proxy' });
+  isError(refused, 402, 'create past the limit');
+  assert.match(refused.body.message, /valid license with a sufficient entity limit is required/);
+  isError(await api('/namespaces/default/entities/one-too-many', 'PUT', { metadata: { name: 'one-too-many' } }), 402, 'PUT past the limit');
+  const ev = await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'proxy-new' } }, check: { metadata: { name: 'ping' }, status: 0 } });
+  isError(ev, 402, 'event creating a proxy past the limit');
+  // Existing entities are still writable.
+  const again = await api('/namespaces/default/entities/filler', 'PUT', { metadata: { name: 'filler', labels: { x: '1' } }, entity_class: 'proxy' });
+  assert.is(again.status, 201, JSON.stringify(again.body));
+  created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'filler' } }, check: { metadata: { name: 'ping' }, status: 0 } }), 'event of an existing entity');
+
+  const over = await launch('over-agent');
+  const line = await over.proc.waitForLine((l) => l.includes('402'), 15000);
+  assert.match(line, /valid license with a sufficient entity limit is required/);
+  assert.is((await entityOf('over-agent')).status, 404);
+
+  // The existing agent keeps connecting and sending keepalives.
+  const before = (await entityOf('cfg-agent')).body.last_seen;
+  await waitFor(async () => ((await entityOf('cfg-agent')).body.last_seen > before ? true : undefined), { timeoutMs: 5000, what: 'existing agent keepalive' });
+});
+
+test.run();
