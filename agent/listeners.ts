@@ -4,6 +4,8 @@ import { VERSION } from '../proto/version.ts';
 import { startApi } from './api/server.ts';
 import type { EventSink } from './events/prepare.ts';
 import type { Listener } from './listen.ts';
+import { startTcpSocket } from './sockets/tcp.ts';
+import { startUdpSocket } from './sockets/udp.ts';
 
 // Starts the agent's local inputs that are enabled: HTTP API, TCP/UDP sockets, StatsD. A listener
 // that cannot bind rejects with a ListenError after the others started are closed again.
@@ -16,13 +18,19 @@ export interface LocalInputDeps {
 }
 
 export async function startLocalInputs(deps: LocalInputDeps): Promise<Listener[]> {
-  const { config, log } = deps;
+  const { config, log, sink } = deps;
   const started: Listener[] = [];
   try {
     if (!config['disable-api']) {
       started.push(await startApi(config['api-host'], config['api-port'], {
-        sink: deps.sink, connected: deps.connected, version: VERSION, log: log.child({ input: 'api' }),
+        sink, connected: deps.connected, version: VERSION, log: log.child({ input: 'api' }),
       }));
+    }
+    if (!config['disable-sockets']) {
+      const socketDeps = { sink, log: log.child({ input: 'socket' }) };
+      started.push(await startTcpSocket(config['socket-host'], config['socket-port'], socketDeps));
+      started.push(await startUdpSocket(config['socket-host'], config['socket-port'], socketDeps));
+      log.info('check result sockets listening (TCP and UDP)', { host: config['socket-host'], port: config['socket-port'] });
     }
   } catch (err) {
     await closeAll(started);
