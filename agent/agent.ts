@@ -13,7 +13,6 @@ import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
-import { loadAgentTls, type AgentTls } from './tls.ts';
 
 // Wires the agent's parts together. Later parts (check runner, outbox, local API, sockets, StatsD)
 // attach here through the connection's events and `send`, so each stays ignorant of the others.
@@ -65,6 +64,8 @@ export class Agent implements EventSink {
     this.connection.on('connected', ({ url, backendId }) => {
       this.log.info('connected to backend', { url, ...(backendId ? { backend_id: backendId } : {}) });
       this.startKeepalives();
+      const queued = this.outbox?.stats;
+      if (queued?.queued) this.log.info('sending queued events', { queued: queued.queued, bytes: queued.bytes });
       this.outbox?.connected();
     });
     this.connection.on('disconnected', ({ url, code, reason, retryIn }) => {

@@ -20,7 +20,8 @@ function alive(pid: number): boolean {
 
 function reason(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
-  return e.code ? `${e.code}: ${e.message.replace(/^\w+: /, '')}` : String(e.message ?? err);
+  // "ENOTDIR: not a directory, mkdir '/x'" -> "ENOTDIR: not a directory": the caller names the path.
+  return e.code ? `${e.code}: ${e.message.replace(/^\w+: /, '').replace(/, \w+ '.*$/, '')}` : String(e.message ?? err);
 }
 
 /** Creates `dir` if missing and takes its lock; answers a release function. */

@@ -157,7 +157,13 @@ export class OutboxStore {
   /** The backend took (or refused for good) this entry: it leaves the queue. */
   ack(entry: Entry): void {
     if (!this.live.delete(entry.seq)) return;
-    if (!this.closed) this.cursorTimer ??= setTimeout(() => { this.cursorTimer = undefined; this.saveCursor(); }, CURSOR_DELAY_MS);
+    if (!this.closed) {
+      this.cursorTimer ??= setTimeout(() => {
+        this.cursorTimer = undefined;
+        // A failed save only means resends after a restart, never a reason to stop the agent.
+        try { this.saveCursor(); } catch (err) { this.log.warn('cannot save the event queue cursor', { error: (err as Error).message }); }
+      }, CURSOR_DELAY_MS);
+    }
   }
 
   /** Waits for appends in progress, saves the cursor and releases the cache-dir. */

@@ -39,7 +39,7 @@ test('records: encode and scan round trip; a torn or corrupt tail stops the scan
   assert.is(torn.records.length, 1);
   assert.is(torn.validBytes, a.length);
   const bad = Buffer.concat([a, b]);
-  bad[bad.length - 1] ^= 0xff;
+  bad[bad.length - 1]! ^= 0xff;
   assert.match(scanRecords(bad).problem!, /checksum/);
   assert.match(scanRecords(Buffer.alloc(20)).problem!, /length 0/);
 });
@@ -103,7 +103,7 @@ test('corrupt files never crash the agent: bad checksum, garbage segment, garbag
   await store.close();
   const seg = path.join(dir, 'outbox', segments(dir).at(-1)!);
   const buf = fs.readFileSync(seg);
-  buf[buf.length - 2] ^= 0x55; // inside 'c'
+  buf[buf.length - 2]! ^= 0x55; // inside 'c'
   fs.writeFileSync(seg, buf);
   fs.writeFileSync(path.join(dir, 'outbox', 'seg-0000000000000900.log'), 'garbage, not records');
   fs.writeFileSync(path.join(dir, 'outbox', 'cursor'), 'not a number');
@@ -194,7 +194,7 @@ test('cache-dir lock: a second user fails with one clear line; stale locks are t
   fs.writeFileSync(file, '');
   try { open(path.join(file, 'cache')); assert.unreachable(); } catch (err) {
     assert.instance(err, OutboxOpenError);
-    assert.match((err as Error).message, /^cannot create cache-dir .*plain-file\/cache: ENOTDIR/);
+    assert.match((err as Error).message, /^cannot create cache-dir .*plain-file\/cache: ENOTDIR: not a directory$/);
   }
 });
 
