@@ -136,7 +136,9 @@ export function mergeSources(o: LoadOptions): Record<string, unknown> {
   const fromEnv = (spec: FlagSpec): unknown => {
     const name = spec.env ?? envName(o.envPrefix, spec.name);
     const raw = o.env[name];
-    return raw === undefined ? undefined : coerce(spec, raw, `environment variable ${name}`);
+    // An empty variable counts as unset (as in viper, which the reference reads its variables with):
+    // `MONITOR_NAME=` in a compose file must not mean an empty name.
+    return raw === undefined || raw === '' ? undefined : coerce(spec, raw, `environment variable ${name}`);
   };
 
   const cfgSpec = bySpec.get(o.configFileFlag);

@@ -178,6 +178,11 @@ test('the real binary: version, help, unknown command', () => {
   assert.match(unknown.stderr, /^monitor-agent: unknown command "launch"\n\nUsage: monitor-agent/);
 });
 
+test('an empty variable counts as unset', () => {
+  const c = load([], { MONITOR_NAME: '', MONITOR_DEREGISTER: '', MONITOR_KEEPALIVE_INTERNAL: '', MONITOR_CONFIG_FILE: '' });
+  assert.equal([c.name, c.deregister, c['keepalive-interval'], c['config-file']], [hostname(), false, 20, NO_FILE]);
+});
+
 test('deprecated spellings: --id and --keepalive-timeout, on the command line and in files', () => {
   const c = load(['--id', 'old-name', '--keepalive-timeout', '40']);
   assert.is(c.name, 'old-name');
