@@ -12,6 +12,7 @@ import { decodeFrame, encodeFrame, jsonCodec, type Ack } from '../../proto/frame
 import { createLogger } from '../../proto/log.ts';
 import { loadAgentConfig } from '../../proto/schemas/agent-config.ts';
 import { KeepaliveEvent } from '../../proto/schemas/event.ts';
+import { tempDir } from '../harness/tmp.ts';
 
 // A backend peer made of a plain http server and a `ws` server, so each test decides exactly how the
 // "backend" behaves at the handshake and afterwards.
@@ -110,7 +111,7 @@ function agent(urls: string[], extra: string[] = [], random = () => 0.999) {
   const args = [...urls.flatMap((u) => ['--backend-url', u]), '--name', 'test-agent', '--namespace', 'ops',
     '--subscriptions', 'linux,web', '--user', 'agent-u', '--password', 'p:w d', '--keepalive-interval', '1',
     '--keepalive-warning-timeout', '10', '--keepalive-critical-timeout', '20', '--keepalive-handlers', 'slack',
-    '--retry-min', '0.1', '--retry-max', '0.3', '--labels', 'region=eu', ...extra];
+    '--retry-min', '0.1', '--retry-max', '0.3', '--labels', 'region=eu', '--cache-dir', tempDir('agent-connection'), ...extra];
   const config = loadAgentConfig(args, {}, { defaultConfigFile: '/nonexistent/agent.yml' });
   const logger = createLogger('debug', {}, (line) => logs.push(JSON.parse(line)));
   const a = new Agent(config, { logger, random });
@@ -280,7 +281,7 @@ test('the real binary connects, sends keepalives and exits 0 on SIGTERM with a 1
   const p = await peer();
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITOR_')));
   const child = spawn(BIN, ['start', '--backend-url', p.url, '--name', 'proc-agent', '--keepalive-interval', '1',
-    '--retry-min', '0.1', '--log-level', 'info', '-c', '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    '--retry-min', '0.1', '--log-level', 'info', '-c', '/dev/null', '--cache-dir', tempDir('agent-connection-bin')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d) => { stderr += d; });
