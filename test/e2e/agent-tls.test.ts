@@ -40,8 +40,8 @@ async function registered(name: string): Promise<boolean> {
   return r.status === 200;
 }
 
-async function run(bin: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const p = Proc.start('cli', bin, args);
+async function run(bin: string, args: string[], env?: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const p = Proc.start('cli', bin, args, { env });
   const exit = await p.exited;
   return { code: exit.code, stderr: p.lines('stderr').join('\n') };
 }
@@ -138,6 +138,10 @@ test('bad TLS files: one line naming the flag, exit 2', async () => {
   assert.is(b.code, 2);
   assert.match(b.stderr, `--agent-cert-file: cannot read ${missing}: no such file`);
   assert.is(b.stderr.trim().split('\n').length, 1);
+
+  const fromEnv = await run(BACKEND_BIN, ['start'], { MONITOR_BACKEND_AGENT_CERT_FILE: missing, MONITOR_BACKEND_AGENT_KEY_FILE: certs.serverKey });
+  assert.is(fromEnv.code, 2);
+  assert.match(fromEnv.stderr, `--agent-cert-file: cannot read ${missing}`);
 
   const half = await run(BACKEND_BIN, ['start', '--agent-cert-file', certs.serverCert]);
   assert.is(half.code, 2);
