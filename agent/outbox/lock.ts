@@ -18,6 +18,14 @@ function alive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
 }
 
+// After a reboot the pid of a killed agent is often reused by some other program; a live pid whose
+// command line does not mention monitor-agent is that case. Where /proc is unavailable, trust the pid.
+function isAgent(pid: number): boolean {
+  let cmdline: string;
+  try { cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { return true; }
+  return cmdline.includes('monitor-agent');
+}
+
 function reason(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   // "ENOTDIR: not a directory, mkdir '/x'" -> "ENOTDIR: not a directory": the caller names the path.
@@ -42,7 +50,7 @@ export function lockCacheDir(dir: string): () => void {
       let text = '';
       try { text = fs.readFileSync(file, 'utf8'); } catch { /* vanished meanwhile: try again */ }
       const pid = /^\s*(\d+)\s*$/.test(text) ? Number(text) : NaN;
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) && isAgent(pid)) {
         throw new OutboxOpenError(`another monitor-agent (pid ${pid}) uses ${abs}`);
       }
       // Stale (dead owner, our own pid from an earlier life, or unreadable): take it over.

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
@@ -183,10 +184,20 @@ test('cache-dir lock: a second user fails with one clear line; stale locks are t
   assert.is(fs.readFileSync(path.join(nested, LOCK_FILE), 'utf8').trim(), String(process.pid));
   await taken.store.close();
 
-  // pid 1 is always alive: another agent.
+  // A live process that is not an agent (pid reused after a reboot): the lock is stale too.
   fs.writeFileSync(path.join(nested, LOCK_FILE), '1\n');
-  try { lockCacheDir(nested); assert.unreachable(); } catch (err) {
-    assert.is((err as Error).message, `another monitor-agent (pid 1) uses ${nested}`);
+  lockCacheDir(nested)();
+
+  // A live process whose command line names monitor-agent: another agent.
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', 'monitor-agent'], { stdio: 'ignore' });
+  try {
+    await sleep(200);
+    fs.writeFileSync(path.join(nested, LOCK_FILE), `${other.pid}\n`);
+    try { lockCacheDir(nested); assert.unreachable(); } catch (err) {
+      assert.is((err as Error).message, `another monitor-agent (pid ${other.pid}) uses ${nested}`);
+    }
+  } finally {
+    other.kill('SIGKILL');
   }
   fs.unlinkSync(path.join(nested, LOCK_FILE));
 
