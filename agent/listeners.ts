@@ -6,6 +6,7 @@ import type { EventSink } from './events/prepare.ts';
 import type { Listener } from './listen.ts';
 import { startTcpSocket } from './sockets/tcp.ts';
 import { startUdpSocket } from './sockets/udp.ts';
+import { startStatsd } from './statsd/server.ts';
 
 // Starts the agent's local inputs that are enabled: HTTP API, TCP/UDP sockets, StatsD. A listener
 // that cannot bind rejects with a ListenError after the others started are closed again.
@@ -31,6 +32,12 @@ export async function startLocalInputs(deps: LocalInputDeps): Promise<Listener[]
       started.push(await startTcpSocket(config['socket-host'], config['socket-port'], socketDeps));
       started.push(await startUdpSocket(config['socket-host'], config['socket-port'], socketDeps));
       log.info('check result sockets listening (TCP and UDP)', { host: config['socket-host'], port: config['socket-port'] });
+    }
+    if (!config['statsd-disable']) {
+      started.push(await startStatsd({
+        host: config['statsd-metrics-host'], port: config['statsd-metrics-port'], flushIntervalSec: config['statsd-flush-interval'],
+        handlers: config['statsd-event-handlers'], sink, log: log.child({ input: 'statsd' }),
+      }));
     }
   } catch (err) {
     await closeAll(started);

@@ -9,12 +9,20 @@ import { entityActorId, type EventMsg, type Origin } from '../../actors/entity/m
 
 export type EventRoute =
   | { kind: 'store'; actorId: string; msg: EventMsg; proxy?: string }
-  | { kind: 'metrics-only' }
+  | { kind: 'metrics-only'; summary: { points: number; handlers: string[] } }
   | { kind: 'invalid'; message: string };
 
 export function routeAgentEvent(event: Event, origin: Origin): EventRoute {
   if (!event.check) {
-    return event.metrics ? { kind: 'metrics-only' } : { kind: 'invalid', message: 'event has neither a check nor metrics' };
+    if (!event.metrics) return { kind: 'invalid', message: 'event has neither a check nor metrics' };
+    const { points, handlers } = event.metrics as { points?: unknown; handlers?: unknown };
+    return {
+      kind: 'metrics-only',
+      summary: {
+        points: Array.isArray(points) ? points.length : 0,
+        handlers: Array.isArray(handlers) ? handlers.filter((h): h is string => typeof h === 'string') : [],
+      },
+    };
   }
   const proxy = (event.check as { proxy_entity_name?: unknown }).proxy_entity_name;
   if (proxy === undefined || proxy === '' || proxy === origin.name) {

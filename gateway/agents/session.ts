@@ -95,7 +95,7 @@ export class AgentSession {
     const route = routeAgentEvent(r.output, this.origin);
     if (route.kind === 'invalid') { this.ack({ id, ok: false, code: 'invalid', message: route.message }); return; }
     if (route.kind === 'metrics-only') {
-      this.log.debug('metrics event accepted but not stored: no metrics pipeline yet', { id });
+      this.log.debug('metrics event accepted but not stored: no metrics pipeline yet', { id, ...route.summary });
       this.ack({ id, ok: true });
       return;
     }
