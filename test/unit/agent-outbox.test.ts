@@ -28,6 +28,14 @@ function open(dir: string, extra: Partial<StoreOptions> = {}) {
 const ev = (id: string, pad = 0) => ({ id, check: { output: 'x'.repeat(pad) } });
 const segments = (dir: string) => fs.readdirSync(path.join(dir, 'outbox')).filter((n) => n.startsWith('seg-')).sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Polls: the cursor is saved (and acknowledged segments deleted) a moment after acks, on a timer. */
+async function until(what: string, cond: () => boolean, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
 
 test('records: encode and scan round trip; a torn or corrupt tail stops the scan', () => {
   const a = encodeRecord(Buffer.from('{"id":"a"}'));
@@ -133,7 +141,7 @@ test('a full queue refuses new events and keeps every queued one; room comes bac
   assert.is(store.stats.refused, 1);
   assert.equal(store.entries().map((e) => e.id), kept.map((e) => e.id));
   for (const e of kept) store.ack(e);
-  await sleep(400); // the cursor is saved and acknowledged segments deleted after a short delay
+  await until('acknowledged segments deleted', () => store.stats.bytes < 16 * 1024);
   await store.append(ev('after', 2000));
   await store.close();
   assert.equal(open(dir).store.entries().map((e) => e.id), ['after']);
@@ -147,13 +155,11 @@ test('fully acknowledged segments are deleted; the active one stays', async () =
   const before = segments(dir).length;
   assert.ok(before > 3);
   for (const e of entries.slice(0, 50)) store.ack(e);
-  await sleep(400);
-  const middle = segments(dir).length;
-  assert.ok(middle < before && middle > 1, `${before} -> ${middle}`);
+  await until('first half deleted', () => segments(dir).length < before);
+  assert.ok(segments(dir).length > 1);
   for (const e of entries.slice(50)) store.ack(e);
-  await sleep(400);
-  await store.append(ev('next')); // rotation on the next append releases the last full segment
-  await sleep(400);
+  await until('all but the active segment deleted', () => segments(dir).length === 1);
+  await store.append(ev('next')); // rotation: the full, acknowledged segment goes at once
   assert.is(segments(dir).length, 1);
   assert.is(store.stats.queued, 1);
   await store.close();
@@ -253,8 +259,8 @@ test('relay: the token bucket limits the rate after the burst', async () => {
     { rate: 20, burst: 2, window: 100, log });
   for (let i = 0; i < 5; i++) relay.push(await store.append(ev(`r${i}`)));
   assert.is(sent.length, 2, 'burst of 2 at once');
-  await sleep(400);
-  assert.is(sent.length, 5, 'the rest follow at the rate');
+  await until('the rest follow at the rate', () => sent.length === 5);
+  assert.is(sent.length, 5);
   relay.stop();
   await store.close();
 });
