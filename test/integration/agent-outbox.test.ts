@@ -97,6 +97,29 @@ test('events accepted while the backend is dead are all stored once it is back, 
   await expectStoredOnce('outbox-a1', names);
 });
 
+test('events in flight when the backend dies are resent after it returns, and stored once', async () => {
+  const agent = await launchAgent({ name: 'outbox-a6', backendUrls: backend.agentUrl, extraArgs: FAST });
+  await waitHealth(agent, 200);
+  // Accepted (durable) at once; some are acknowledged, some in flight, some not yet sent at the kill.
+  const names = await postAll(agent, 'inflight', 60);
+  await backend.kill('SIGKILL');
+  await launchBackend(backend);
+  await expectStoredOnce('outbox-a6', names);
+});
+
+test('events-rate-limit and events-burst-limit pace the relay to the backend', async () => {
+  const agent = await launchAgent({
+    name: 'outbox-a7', backendUrls: backend.agentUrl,
+    extraArgs: ['--retry-min', '0.1', '--retry-max', '0.5', '--events-rate-limit', '4', '--events-burst-limit', '1'],
+  });
+  await waitHealth(agent, 200);
+  const started = Date.now();
+  const names = await postAll(agent, 'paced', 9);
+  await expectStoredOnce('outbox-a7', names);
+  // A lower bound only: 1 at once, then 8 more at 4 per second cannot take less than 2 s.
+  assert.ok(Date.now() - started >= 1900, `9 events relayed in ${Date.now() - started} ms`);
+});
+
 test('events survive SIGKILL of the agent and are sent after its restart', async () => {
   const first = await launchAgent({ name: 'outbox-a2', backendUrls: backend.agentUrl, extraArgs: FAST });
   await waitHealth(first, 200);
