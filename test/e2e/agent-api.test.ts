@@ -1,4 +1,5 @@
 // suite-timeout: 180
+import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, getJson, loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
@@ -146,6 +147,22 @@ test('oversized body: 413, and the API keeps answering', async () => {
   assert.is((await getJson(`${agent.apiUrl}/healthz`)).status, 200);
 });
 
+test('a request whose body never completes is cut off by the 15 s read timeout', async () => {
+  const t0 = Date.now();
+  const answer = await new Promise<string>((resolve, reject) => {
+    const sock = connect({ port: agent.ports.api, host: '127.0.0.1' });
+    let text = '';
+    sock.setTimeout(30000, () => { sock.destroy(); reject(new Error('the agent kept the connection open')); });
+    sock.on('data', (d) => { text += d.toString(); });
+    sock.on('close', () => resolve(text));
+    sock.on('error', () => resolve(text));
+    sock.write('POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"check":');
+  });
+  assert.ok(Date.now() - t0 >= 14000, 'not before the timeout');
+  assert.ok(answer === '' || answer.startsWith('HTTP/1.1 408'), answer);
+  assert.is((await getJson(`${agent.apiUrl}/healthz`)).status, 200, 'still serving');
+});
+
 test('unknown paths: 404; wrong methods: 405 with Allow', async () => {
   badRequest(await getJson(`${agent.apiUrl}/nope`), 404, 'unknown path');
   badRequest(await getJson(`${agent.apiUrl}/events/extra`, { method: 'POST', body: '{}' }), 404, 'sub path');
@@ -158,14 +175,23 @@ test('unknown paths: 404; wrong methods: 405 with Allow', async () => {
 
 test('/healthz: 503 monitor backend unavailable when the agent has no backend', async () => {
   const dead = await freePort();
-  const lonely = await startAgent({ name: fresh('lonely'), backendUrls: `ws://127.0.0.1:${dead}` });
+  const lonely = await startAgent({ name: fresh('lonely'), backendUrls: `ws://127.0.0.1:${dead}`, extraArgs: ['--outbox-max-bytes', '65536'] });
   others.push(lonely);
   const h = await waitFor(async () => getJson(`${lonely.apiUrl}/healthz`).catch(() => undefined), { timeoutMs: 15000, what: 'lonely API' });
   assert.is(h.status, 503);
   assert.is(h.body, 'monitor backend unavailable');
-  // Events are still accepted while disconnected (they wait for the connection).
-  const r = await getJson(`${lonely.apiUrl}/events`, { method: 'POST', body: JSON.stringify({ check: { metadata: { name: 'queued' }, status: 0 } }) });
-  assert.ok(r.status === 202 || r.status === 500, `status ${r.status}`);
+  // Events are still accepted while disconnected (they wait for the connection) until the queue is
+  // full; then the API answers 500 with the reason.
+  const postTo = (output: string) => getJson(`${lonely.apiUrl}/events`, { method: 'POST', body: JSON.stringify({ check: { metadata: { name: 'queued' }, status: 0, output } }) });
+  assert.is((await postTo('first')).status, 202);
+  let refused;
+  for (let i = 0; i < 10 && !refused; i++) {
+    const r = await postTo('z'.repeat(20 * 1024));
+    if (r.status !== 202) refused = r;
+  }
+  assert.ok(refused, 'the full queue refuses an event');
+  badRequest(refused!, 500, 'queue full', /full/);
+  assert.is((await getJson(`${lonely.apiUrl}/healthz`)).status, 503, 'still serving');
 });
 
 test('--disable-api: nothing listens on the API port', async () => {
