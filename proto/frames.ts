@@ -45,8 +45,9 @@ export const CONTENT_PROTOBUF = 'application/octet-stream';
 /** Payload codec of one connection. */
 export interface PayloadCodec {
   contentType: string;
-  encode(value: unknown): Buffer;
-  decode(payload: Buffer): unknown;
+  /** `type` names the frame: protobuf needs it to pick the message; JSON ignores it. */
+  encode(value: unknown, type?: FrameType): Buffer;
+  decode(payload: Buffer, type?: FrameType): unknown;
 }
 
 export const jsonCodec: PayloadCodec = {
