@@ -1,6 +1,7 @@
 import type { Logger } from '../../proto/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { Relay, type AckInfo, type Transport } from './relay.ts';
+import { MEMORY_CACHE_DIR, MEMORY_QUEUE_LIMIT, MemoryQueue } from './memory.ts';
 import { OutboxStore } from './store.ts';
 
 // The outbox as the agent sees it: `submit` resolves once an event is on disk, and the relay sends
@@ -31,12 +32,17 @@ export interface OutboxStats {
 }
 
 export class Outbox {
-  private readonly store: OutboxStore;
+  private readonly store: OutboxStore | MemoryQueue;
   private readonly relay: Relay;
 
   /** Throws OutboxOpenError (one clear line) when the cache-dir is locked or unusable. */
   constructor(transport: Transport, opts: OutboxOptions) {
-    this.store = OutboxStore.open({ cacheDir: opts.cacheDir, maxBytes: opts.maxBytes, segmentBytes: opts.segmentBytes, log: opts.log });
+    if (opts.cacheDir === MEMORY_CACHE_DIR) {
+      opts.log.warn('cache-dir is /dev/null: events are queued in memory only and lost when the agent stops', { max_events: MEMORY_QUEUE_LIMIT });
+      this.store = new MemoryQueue();
+    } else {
+      this.store = OutboxStore.open({ cacheDir: opts.cacheDir, maxBytes: opts.maxBytes, segmentBytes: opts.segmentBytes, log: opts.log });
+    }
     this.relay = new Relay(this.store, transport, { rate: opts.rate, burst: opts.burst, window: opts.window, ackTimeoutMs: opts.ackTimeoutMs, log: opts.log });
   }
 

@@ -1,5 +1,15 @@
 import type { Logger } from '../../proto/log.ts';
-import type { Entry, OutboxStore } from './store.ts';
+
+/** A queued event as the relay sees it: its place in the queue and its id (what acks name). */
+export interface Entry { seq: number; id: string }
+
+/** The queue behind the relay: the on-disk store, or the memory one for cache-dir /dev/null. */
+export interface EventQueue {
+  /** Unacknowledged entries, oldest first. */
+  entries(): Entry[];
+  read(entry: Entry): unknown;
+  ack(entry: Entry): void;
+}
 
 // Sends queued events to the backend, oldest first, at most `rate` per second (token bucket of
 // `burst`) and at most `window` unacknowledged at a time, so a slow backend slows the agent down
@@ -42,7 +52,7 @@ export class Relay {
   acked = 0;
   rejected = 0;
 
-  constructor(private readonly store: OutboxStore, private readonly transport: Transport, private readonly opts: RelayOptions) {
+  constructor(private readonly store: EventQueue, private readonly transport: Transport, private readonly opts: RelayOptions) {
     this.window = opts.window ?? 100;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 30_000;
     this.tokens = opts.burst;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EventRefusedError } from '../../agent/events/prepare.ts';
+import { Outbox } from '../../agent/outbox/index.ts';
 import { LOCK_FILE, lockCacheDir, OutboxOpenError } from '../../agent/outbox/lock.ts';
 import { encodeRecord, scanRecords } from '../../agent/outbox/records.ts';
 import { Relay, type Transport } from '../../agent/outbox/relay.ts';
@@ -263,6 +264,27 @@ test('relay: the token bucket limits the rate after the burst', async () => {
   assert.is(sent.length, 5);
   relay.stop();
   await store.close();
+});
+
+test('cache-dir /dev/null: a memory queue of 1000 events, nothing written, acks free room', async () => {
+  const { log, lines } = logger();
+  const sent: string[] = [];
+  const outbox = new Outbox({ connected: true, send: (e) => { sent.push((e as { id: string }).id); return true; } },
+    { cacheDir: '/dev/null', maxBytes: 1 << 20, rate: 0.001, burst: 2, log });
+  assert.ok(lines.some((l) => l.level === 'warn' && /in memory only/.test(l.msg)));
+  for (let i = 0; i < 1000; i++) await outbox.submit({ id: `m${i}` } as never);
+  try { await outbox.submit({ id: 'over' } as never); assert.unreachable(); } catch (err) {
+    assert.instance(err, EventRefusedError);
+    assert.match((err as Error).message, /full/);
+  }
+  assert.is(outbox.stats.queued, 1000);
+  assert.is(outbox.stats.refused, 1);
+  assert.equal(sent, ['m0', 'm1'], 'the burst went out');
+  outbox.ack({ id: 'm0', ok: true });
+  assert.is(outbox.stats.queued, 999);
+  await outbox.submit({ id: 'room again' } as never);
+  await outbox.close();
+  try { await outbox.submit({ id: 'late' } as never); assert.unreachable(); } catch (err) { assert.instance(err, EventRefusedError); }
 });
 
 test.run();
