@@ -312,7 +312,6 @@ export class OutboxStore {
       }
       seg.size = valid;
       seg.endSeq = firstSeq + records.length;
-      this.diskBytes += buf.length;
       this.segments.push(seg);
       records.forEach((r, k) => {
         const seq = firstSeq + k;
@@ -327,20 +326,19 @@ export class OutboxStore {
       end = Math.max(end, seg.endSeq);
     }
     this.nextSeq = end;
-    // Files may have shrunk: count what is really on disk now.
-    this.diskBytes = 0;
-    for (const s of this.segments) {
-      try { this.diskBytes += fs.statSync(s.file).size; } catch { /* counted as empty */ }
-    }
-    // Appends always go to a fresh segment, never after a tail we just repaired.
-    this.active = { firstSeq: -1, endSeq: -1, file: '', size: 0, fd: undefined };
-    this.dropAcknowledgedSegments();
+    // Segments without a record (or only acknowledged ones) go; what stays is counted as it is on
+    // disk (a tail that could not be truncated still takes room).
     for (let i = 0; i < this.segments.length; i++) {
       const s = this.segments[i]!;
-      if (s.endSeq === s.firstSeq) {
-        try { fs.unlinkSync(s.file); this.diskBytes -= s.size; this.segments.splice(i--, 1); } catch { /* left in place */ }
+      if (s.endSeq === s.firstSeq || s.endSeq <= this.watermark()) {
+        try { fs.unlinkSync(s.file); this.segments.splice(i--, 1); } catch { /* left in place, counted below */ }
       }
     }
+    for (const s of this.segments) {
+      try { s.size = fs.statSync(s.file).size; } catch { /* counted as empty */ }
+      this.diskBytes += s.size;
+    }
+    // Appends always go to a fresh segment, never after a tail we just repaired.
     this.active = this.createSegment(this.nextSeq);
     if (this.live.size > 0) this.log.info('event queue read back', { queued: this.live.size, bytes: this.diskBytes });
   }
