@@ -131,6 +131,7 @@ export function createApiServer(deps: ApiDeps): Server {
 export async function startApi(host: string, port: number, deps: ApiDeps): Promise<Listener> {
   const server = createApiServer(deps);
   await listen('agent API', server, host, port);
+  server.on('error', (err) => deps.log.warn('agent API server error', { error: err.message }));
   deps.log.info('agent API listening', { host, port });
   return {
     close: () => new Promise<void>((resolve) => {

@@ -74,6 +74,8 @@ export async function startTcpSocket(host: string, port: number, deps: SocketDep
   // Half-open: `echo '{...}' | nc host port` closes its side first and still reads our answer.
   const server = createServer({ allowHalfOpen: true }, (conn) => handle(conn, deps, open));
   await listen('TCP socket', server, host, port);
+  // After binding, errors are per-connection trouble (EMFILE on accept): log, keep serving.
+  server.on('error', (err) => deps.log.warn('TCP socket error', { error: err.message }));
   return {
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -8,6 +8,8 @@ import type { StatsdMetric, StatsdTag } from '../../proto/schemas/statsd.ts';
 export const TIMER_PERCENTILES = [90] as const;
 /** Distinct series kept per interval; more are dropped (and counted) so memory stays bounded. */
 export const MAX_SERIES = 10_000;
+/** Values of one timer, or members of one set, kept per interval; more are dropped (and counted). */
+export const MAX_VALUES_PER_SERIES = 100_000;
 /** Flushes an unchanged gauge is remembered for (for `+n`/`-n`) before it is forgotten. */
 export const GAUGE_IDLE_FLUSHES = 30;
 
@@ -53,7 +55,10 @@ export class StatsdAggregator {
       }
       case 'ms': case 'h': {
         const t = this.slot(this.timers, m, () => ({ ...base, values: [], sampled: 0 }));
-        if (t) { t.values.push(m.value); t.sampled += 1 / m.rate; }
+        if (!t) return;
+        if (t.values.length >= MAX_VALUES_PER_SERIES) { this.dropped++; return; }
+        t.values.push(m.value);
+        t.sampled += 1 / m.rate;
         return;
       }
       case 'g': {
@@ -63,7 +68,9 @@ export class StatsdAggregator {
       }
       case 's': {
         const s = this.slot(this.sets, m, () => ({ ...base, members: new Set<string>() }));
-        s?.members.add(m.member ?? '');
+        if (!s) return;
+        if (s.members.size >= MAX_VALUES_PER_SERIES && !s.members.has(m.member ?? '')) { this.dropped++; return; }
+        s.members.add(m.member ?? '');
         return;
       }
     }

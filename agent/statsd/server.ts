@@ -48,7 +48,7 @@ export async function startStatsd(o: StatsdOptions): Promise<StatsdListener> {
     const now = Math.floor(Date.now() / 1000);
     const points = agg.flush(now, o.flushIntervalSec);
     if (agg.dropped > droppedSeen) {
-      o.log.warn('StatsD series dropped: too many distinct metrics in one interval', { dropped: agg.dropped - droppedSeen });
+      o.log.warn('StatsD values dropped: too many series, timer values or set members in one interval', { dropped: agg.dropped - droppedSeen });
       droppedSeen = agg.dropped;
     }
     if (points.length === 0) return;

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { parseStatsdLine, StatsdLine, type StatsdMetric } from '../../proto/schemas/statsd.ts';
-import { GAUGE_IDLE_FLUSHES, MAX_SERIES, StatsdAggregator, timerStats, type MetricPoint } from '../../agent/statsd/aggregator.ts';
+import { GAUGE_IDLE_FLUSHES, MAX_SERIES, MAX_VALUES_PER_SERIES, StatsdAggregator, timerStats, type MetricPoint } from '../../agent/statsd/aggregator.ts';
 
 // The StatsD line parser and the aggregator: every metric type, sample rates, tags, relative
 // gauges, and lines that must be refused with a reason (never thrown).
@@ -126,6 +126,13 @@ test('the number of series per interval is bounded', () => {
   assert.is(agg.flush(1, 1).length, MAX_SERIES * 2);
   agg.add(ok('after:1|c'));
   assert.is(agg.dropped, 5, 'room again after a flush');
+  agg.flush(2, 1);
+  for (let i = 0; i < MAX_VALUES_PER_SERIES + 3; i++) { agg.add(ok(`t:${i}|ms`)); agg.add(ok(`u:${i}|s`)); }
+  agg.add(ok('u:0|s'));
+  assert.is(agg.dropped, 5 + 6, 'timer values and set members are bounded too');
+  const s = byName(agg.flush(3, 1));
+  assert.is(s['t.count'], MAX_VALUES_PER_SERIES);
+  assert.is(s['u.value'], MAX_VALUES_PER_SERIES);
 });
 
 test.run();
