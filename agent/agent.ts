@@ -38,6 +38,7 @@ export function connectionOptions(config: AgentConfig, logger: Logger, random?: 
     handshakeTimeout: config['backend-handshake-timeout'],
     heartbeatInterval: config['backend-heartbeat-interval'],
     heartbeatTimeout: config['backend-heartbeat-timeout'],
+    protobuf: config.protobuf,
     retry: { min: config['retry-min'], max: config['retry-max'], multiplier: config['retry-multiplier'] },
     logger,
     random,

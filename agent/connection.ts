@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import WebSocket from 'ws';
-import { Ack, CONTENT_JSON, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType } from '../proto/frames.ts';
+import { Ack, CONTENT_JSON, CONTENT_PROTOBUF, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType, type PayloadCodec } from '../proto/frames.ts';
+import { codecForContentType } from '../proto/wire/codec.ts';
 import type { Logger } from '../proto/log.ts';
 import { Backoff } from './backoff.ts';
 import { trustFailure } from '../proto/tls.ts';
@@ -27,6 +28,8 @@ export interface ConnectionOptions {
   logger: Logger;
   /** Uniform in [0, 1): URL shuffle and backoff jitter; injected to make tests deterministic. */
   random?: () => number;
+  /** Ask for protobuf payloads, as the reference's agent always does; the backend's answer decides. */
+  protobuf?: boolean;
   /** Used for wss URLs; absent means Node's default trust store and no client certificate. */
   tls?: AgentTls;
 }
@@ -65,7 +68,7 @@ export class BackendSelector {
 }
 
 /** One try at one URL; `failure` keeps the first reason so the log says why, not just "closed". */
-interface Attempt { url: string; ws: WebSocket; opened: boolean; failure?: string; tlsError?: string; status?: number; backendId?: string }
+interface Attempt { url: string; ws: WebSocket; opened: boolean; codec?: PayloadCodec; failure?: string; tlsError?: string; status?: number; backendId?: string }
 
 const MAX_ERROR_BODY = 4096;
 
@@ -108,7 +111,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
    */
   send(type: FrameType, value: unknown, onWritten?: (err?: Error) => void): boolean {
     if (!this.connected) return false;
-    this.current!.ws.send(encodeFrame(type, jsonCodec.encode(value)), { binary: true }, onWritten);
+    this.current!.ws.send(encodeFrame(type, (this.current!.codec ?? jsonCodec).encode(value, type)), { binary: true }, onWritten);
     return true;
   }
 
@@ -135,8 +138,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       'Monitor-Namespace': o.namespace,
       'Monitor-AgentName': o.agentName,
       'Monitor-Subscriptions': o.subscriptions.join(','),
-      // JSON only for now; protobuf negotiation (application/octet-stream) comes with its codec.
-      Accept: CONTENT_JSON,
+      Accept: o.protobuf ? CONTENT_PROTOBUF : CONTENT_JSON,
     };
     if (!mtls) {
       h['Monitor-User'] = o.user;
@@ -166,9 +168,10 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
 
     ws.on('upgrade', (res) => {
       a.backendId = header(res, 'backend-id');
-      const type = (header(res, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-      // No Content-Type means an older backend, which speaks JSON by default.
-      if (type && type !== CONTENT_JSON) a.failure = `backend answered Content-Type ${type}; this agent speaks only ${CONTENT_JSON}`;
+      // The payload encoding of this connection is the one the backend names (none: JSON).
+      const type = header(res, 'content-type');
+      a.codec = codecForContentType(type);
+      if (!a.codec) a.failure = `backend answered Content-Type ${type}; this agent speaks ${CONTENT_JSON} and ${CONTENT_PROTOBUF}`;
     });
     ws.on('unexpected-response', (_req, res) => this.readRejection(a, res));
     ws.on('open', () => {
@@ -239,7 +242,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     try {
       const frame = decodeFrame(data);
       type = frame.type;
-      value = jsonCodec.decode(frame.payload);
+      value = (a.codec ?? jsonCodec).decode(frame.payload, frame.type);
     } catch (err) {
       this.log.warn('ignoring malformed frame from backend', { url: a.url, error: (err as Error).message });
       return;

@@ -3,7 +3,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { CONTENT_JSON, MAX_FRAME_BYTES } from '../../proto/frames.ts';
+import { CONTENT_JSON, CONTENT_PROTOBUF, MAX_FRAME_BYTES } from '../../proto/frames.ts';
+import { codecForAccept } from '../../proto/wire/codec.ts';
 import { errorBody, kindOfStatus } from '../../proto/errors.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
@@ -48,8 +49,9 @@ export class AgentGateway {
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: AgentGatewayOptions) {
-    this.wss.on('headers', (headers) => {
-      headers.push(`Backend-ID: ${opts.node}`, `Accept: ${CONTENT_JSON}`, `Content-Type: ${CONTENT_JSON}`);
+    // Both encodings are offered; the payloads use protobuf only when the agent asked for exactly it.
+    this.wss.on('headers', (headers, req) => {
+      headers.push(`Backend-ID: ${opts.node}`, `Accept: ${CONTENT_PROTOBUF}`, `Accept: ${CONTENT_JSON}`, `Content-Type: ${codecForAccept(req.headers.accept).contentType}`);
     });
   }
 
@@ -109,10 +111,11 @@ export class AgentGateway {
     }
     if (socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const session = new AgentSession(ws, identity, this.opts);
+      const codec = codecForAccept(req.headers.accept);
+      const session = new AgentSession(ws, identity, this.opts, codec);
       this.sessions.add(session);
       ws.on('close', () => this.sessions.delete(session));
-      this.opts.log.info('agent connected', { namespace: identity.namespace, agent: identity.agentName, remote: req.socket.remoteAddress });
+      this.opts.log.info('agent connected', { namespace: identity.namespace, agent: identity.agentName, remote: req.socket.remoteAddress, encoding: codec.contentType });
     });
   }
 

@@ -28,7 +28,6 @@ export interface SessionDeps {
  * entity actor, acknowledges events once they are durable, and relays direct messages from the mesh.
  */
 export class AgentSession {
-  private readonly codec: PayloadCodec = jsonCodec;
   private readonly origin: Origin;
   private logger: Logger | undefined;
   private inFlight = 0;
@@ -39,7 +38,7 @@ export class AgentSession {
   private lastActivity = Date.now();
   private lastPing = 0;
 
-  constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps) {
+  constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps, private readonly codec: PayloadCodec = jsonCodec) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
     this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => this.relay(Buffer.from(m.data)));
     ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
@@ -62,7 +61,7 @@ export class AgentSession {
     try {
       const frame = decodeFrame(data);
       type = frame.type;
-      body = this.codec.decode(frame.payload);
+      body = this.codec.decode(frame.payload, frame.type);
     } catch (err) {
       this.reject(err instanceof FrameError ? err.message : 'malformed frame');
       return;
@@ -111,7 +110,7 @@ export class AgentSession {
   }
 
   private ack(a: Ack): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('ack', this.codec.encode(a)));
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('ack', this.codec.encode(a, 'ack')));
   }
 
   /** Counts work in flight and pauses reading from the agent while too much is pending. */
@@ -139,7 +138,7 @@ export class AgentSession {
     if (this.codec === jsonCodec) { this.ws.send(data); return; }
     try {
       const frame = decodeFrame(data);
-      this.ws.send(encodeFrame(frame.type, this.codec.encode(jsonCodec.decode(frame.payload))));
+      this.ws.send(encodeFrame(frame.type, this.codec.encode(jsonCodec.decode(frame.payload), frame.type)));
     } catch (err) {
       this.log.warn('dropping a malformed direct message', { error: (err as Error).message });
     }
@@ -149,7 +148,7 @@ export class AgentSession {
   private async sendEntityConfig(): Promise<void> {
     try {
       const entity = await this.deps.actors.ask(ENTITY_KIND, this.actorId, 'get', null);
-      if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND)));
+      if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND, 'entity_config')));
     } catch (err) {
       this.log.warn('entity config not sent', { error: (err as Error).message });
     }

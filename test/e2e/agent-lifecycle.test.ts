@@ -130,6 +130,35 @@ test('an agent with --deregister that goes silent is deregistered at the warning
   assert.match(job.event.check.output, /keepalive timeout/);
 });
 
+test('an agent speaking protobuf registers, sends events that are stored and acknowledged, and gets entity_config', async () => {
+  const a = await launch('proto-agent', ['--protobuf', '--deregister', '--labels', '{"wire":"protobuf"}']);
+  const e = await waitEntity('proto-agent');
+  assert.is(e.metadata.labels.wire, 'protobuf');
+  assert.ok(backend.logs().some((l) => l.msg === 'agent connected' && l.agent === 'proto-agent' && l.encoding === 'application/octet-stream'), 'the session speaks protobuf');
+  assert.ok(backend.logs().some((l) => l.msg === 'agent connected' && l.agent === 'cfg-agent' && l.encoding === 'application/json'), 'a JSON agent stays on JSON');
+  assert.is(e.system.hostname.length > 0, true);
+  await a.proc.waitForLine((l) => l.includes('backend stores no entity') || l.includes('entity config applied'), 10000);
+  const ka = await waitFor(async () => { const r = await api('/namespaces/default/events/proto-agent/keepalive'); return r.status === 200 ? r.body : undefined; }, { timeoutMs: 10000, what: 'keepalive' });
+  assert.is(ka.check.status, 0);
+  const posted = await fetch(`${a.apiUrl}/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ check: { metadata: { name: 'via-proto' }, status: 2, output: 'binary\nwire' } }) });
+  assert.is(posted.status, 202);
+  const ev = await waitFor(async () => { const r = await api('/namespaces/default/events/proto-agent/via-proto'); return r.status === 200 ? r.body : undefined; }, { timeoutMs: 10000, what: 'event over protobuf' });
+  assert.is(ev.check.status, 2);
+  assert.is(ev.check.output, 'binary\nwire');
+  assert.is(ev.entity.metadata.name, 'proto-agent');
+  assert.ok(!a.proc.lines().some((l) => l.includes('malformed')), 'no malformed frame either way');
+  // An API update reaches it re-encoded as protobuf.
+  const cur = await entityOf('proto-agent');
+  const res = await api('/namespaces/default/entities/proto-agent', 'PATCH', { metadata: { labels: { wire: 'pb2' } } }, { 'If-Match': cur.headers.get('etag')! });
+  assert.is(res.status, 200);
+  await a.proc.waitForLine((l) => l.includes('entity config applied'), 10000);
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.is((await entityOf('proto-agent')).body.metadata.labels.wire, 'pb2');
+  // Leaves with --deregister so the entity count is as before.
+  await a.stop();
+  await waitFor(async () => ((await entityOf('proto-agent')).status === 404 ? true : undefined), { timeoutMs: 10000, what: 'protobuf agent deregistered' });
+});
+
 test('past the entity limit new agents get 402 and new entities a licence message; existing ones go on', async () => {
   // secretive + cfg-agent exist; one more fills the cluster.
   created(await api('/namespaces/default/entities', 'POST', { metadata: { name: 'filler' }, entity_class: 'proxy' }), 'filler');
