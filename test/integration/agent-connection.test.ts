@@ -236,13 +236,14 @@ test('pongs keep a quiet connection open', async () => {
   await a.stop();
 });
 
-test('a backend answering another Content-Type is closed and retried', async () => {
-  const p = await peer({ contentType: 'application/octet-stream' });
+test('a backend answering a Content-Type the agent cannot decode is closed and retried', async () => {
+  // application/octet-stream (protobuf) is understood since the protobuf codec; XML never is.
+  const p = await peer({ contentType: 'application/xml' });
   const { agent: a, logs } = agent([p.url]);
   await until('two attempts', () => p.closes.length >= 2);
   assert.is(p.closes[0], 1003);
   assert.is(p.keepalives().length, 0);
-  assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'backend connection failed' && /application\/octet-stream/.test(l.reason)));
+  assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'backend connection failed' && /application\/xml/.test(l.reason)));
   assert.ok(!logs.some((l) => l.msg === 'connected to backend'));
   await a.stop();
 });
