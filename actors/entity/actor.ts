@@ -13,7 +13,7 @@ import {
   ENTITY_KIND, type DeleteEventMsg, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState,
   type Origin, type PipelineJob, type PutEntityMsg,
 } from './messages.ts';
-import { deregistrationEvent, type DeregistrationCause } from './deregistration.ts';
+import { deregistrationEvent, resolutionJob, type DeregistrationCause } from './deregistration.ts';
 import { redactEntity } from '../../proto/redact.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -197,8 +197,9 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   }
 
   /**
-   * Deregisters an entity that asked for it (`deregister: true`): the entity and its events go, and
-   * a deregistration event goes to the pipeline once that deletion is durable.
+   * Deregisters an entity that asked for it (`deregister: true`): the entity and its events go; once
+   * that is durable, each event goes to its handlers resolved, and a deregistration event to the
+   * deregistration handler.
    */
   async function deregister(t: Turn<EntityState>, cause: DeregistrationCause): Promise<{ deregistered: boolean }> {
     const st = t.state;
@@ -206,7 +207,14 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = st.entity;
     const ns = entity.metadata.namespace ?? 'default';
     const name = entity.metadata.name ?? '';
+    const resolutions: PipelineJob[] = [];
+    for (const check of st.checks ?? []) {
+      const ev = await t.read<Event>(buckets.events, eventKey(ns, name, check));
+      const r = ev && resolutionJob(ev, t.now);
+      if (r) resolutions.push(r);
+    }
     await deleteEntity(t, { namespace: ns, name, user: 'system' });
+    if (opts.pipeline) for (const r of resolutions) t.afterCommit(() => opts.pipeline!(r));
     const job = deregistrationEvent(entity, cause, t.now, opts.node, opts.deregistrationHandler ?? '');
     t.log.info('entity deregistered', { namespace: ns, entity: name, cause, handlers: job.handlers, event: { ...job.event, entity: redactEntity(entity) } });
     // No handler, nothing to run: the reference publishes the event only when one is named.

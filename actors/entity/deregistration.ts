@@ -36,3 +36,19 @@ export function deregistrationEvent(entity: Entity, cause: DeregistrationCause, 
   };
   return { event, handlers };
 }
+
+export const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
+
+/**
+ * What each event of a deregistered entity becomes for the pipeline (reference 5.6): resolved, its
+ * history cleared, for the handlers its check names. Undefined when there is nobody to tell.
+ */
+export function resolutionJob(event: Event, nowMs: number): { event: Event; handlers: string[] } | undefined {
+  const handlers = event.check?.handlers ?? [];
+  if (!event.check || handlers.length === 0) return undefined;
+  const sec = Math.floor(nowMs / 1000);
+  return {
+    event: { ...event, timestamp: sec, check: { ...event.check, status: 0, history: [], output: RESOLVING_OUTPUT, executed: sec } },
+    handlers: [...handlers],
+  };
+}

@@ -12,7 +12,7 @@ import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
 import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
-import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
+import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
 import { certificateUser, type AgentServerTls } from './tls.ts';
 import { trustFailure } from '../../proto/tls.ts';
 
@@ -24,8 +24,6 @@ export interface AgentGatewayOptions extends SessionDeps {
   authz: Authorizer;
   /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
   heartbeatSeconds?: number;
-  /** `--entity-limit`: an agent whose entity is new is refused with 402 once the cluster is full. */
-  entityLimit?: EntityLimit;
   /** wss instead of ws; see gateway/agents/tls.ts. */
   tls?: AgentServerTls;
 }

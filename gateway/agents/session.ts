@@ -10,6 +10,7 @@ import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
 import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
 import type { AgentIdentity } from './handshake.ts';
+import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
 import { routeAgentEvent } from './event-route.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
@@ -21,6 +22,8 @@ export interface SessionDeps {
   actors: ActorClient;
   nats: NatsAdapter;
   log: Logger;
+  /** `--entity-limit`: a new agent is refused at the handshake (402), and so is an event creating a proxy. */
+  entityLimit?: EntityLimit;
 }
 
 /**
@@ -93,6 +96,10 @@ export class AgentSession {
     }
     const route = routeAgentEvent(r.output, this.origin);
     if (route.kind === 'invalid') { this.ack({ id, ok: false, code: 'invalid', message: route.message }); return; }
+    if (route.kind === 'store' && route.proxy && this.deps.entityLimit?.refuses(this.origin.namespace, route.proxy)) {
+      this.ack({ id, ok: false, code: 'payment_required', message: ENTITY_LIMIT_MESSAGE });
+      return;
+    }
     if (route.kind === 'metrics-only') {
       this.log.debug('metrics event accepted but not stored: no metrics pipeline yet', { id, ...route.summary });
       this.ack({ id, ok: true });

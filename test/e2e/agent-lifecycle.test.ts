@@ -21,6 +21,18 @@ const waitEntity = (name: string) => waitFor(async () => { const r = await entit
 const listed = async (path: string, name: string) => (await api(path)).body.find((x: any) => (x.entity?.metadata?.name ?? x.metadata?.name) === name);
 const agentCount = async () => (await api('/namespaces/default/entities')).body.length as number;
 
+/** Every job on the pipeline queue so far (a work queue nobody consumes yet keeps them all). */
+async function jobs(): Promise<any[]> {
+  const jsm = await nc!.jetstreamManager();
+  const info = await jsm.streams.info('MONITOR_PIPELINE');
+  const out: any[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage('MONITOR_PIPELINE', { seq }).catch(() => undefined);
+    if (m) out.push(m.json());
+  }
+  return out;
+}
+
 async function launch(name: string, extraArgs: string[] = []): Promise<AgentProc> {
   const a = await startAgent({ name, backendUrls: [backend.agentUrl], subscriptions: ['linux'], keepaliveInterval: 1, warning: 5, extraArgs });
   agents.push(a);
@@ -96,7 +108,7 @@ test('the agent gets its stored entity and adopts API updates pushed to it', asy
 test('an agent stopping with --deregister is deregistered: entity and events gone, a job queued', async () => {
   const a = await launch('leaving-agent', ['--deregister', '--deregistration-handler', 'dereg-own']);
   await waitEntity('leaving-agent');
-  created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'leaving-agent' } }, check: { metadata: { name: 'cpu' }, status: 1, output: 'hot' } }), 'event');
+  created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'leaving-agent' } }, check: { metadata: { name: 'cpu' }, status: 1, output: 'hot', handlers: ['pager'] } }), 'event');
   await a.stop();
   await waitFor(async () => ((await entityOf('leaving-agent')).status === 404 ? true : undefined), { timeoutMs: 10000, what: 'entity deleted' });
   assert.is((await api('/namespaces/default/events/leaving-agent/cpu')).status, 404);
@@ -112,6 +124,13 @@ test('an agent stopping with --deregister is deregistered: entity and events gon
   assert.match(job.event.check.output, /leaving-agent was deregistered/);
   assert.is(job.event.entity.metadata.name, 'leaving-agent');
   assert.ok(backend.logs().some((l) => l.msg === 'entity deregistered' && l.entity === 'leaving-agent'), 'deregistration logged');
+  // Its events go to their handlers resolved (reference 5.6).
+  const resolved = (await jobs()).find((j) => j.event.entity?.metadata?.name === 'leaving-agent' && j.event.check.metadata.name === 'cpu');
+  assert.ok(resolved, 'a resolution job for the cpu event');
+  assert.equal(resolved.handlers, ['pager']);
+  assert.is(resolved.event.check.status, 0);
+  assert.is(resolved.event.check.output, 'Resolving due to entity deregistering');
+  assert.equal(resolved.event.check.history, []);
 });
 
 test('an agent with --deregister that goes silent is deregistered at the warning timeout', async () => {
@@ -179,6 +198,14 @@ test('past the entity limit new agents get 402 and new entities a licence messag
   const line = await over.proc.waitForLine((l) => l.includes('402'), 15000);
   assert.match(line, /valid license with a sufficient entity limit is required/);
   assert.is((await entityOf('over-agent')).status, 404);
+
+  // An agent's event naming a new proxy entity is refused for good (the agent drops it).
+  const cfg = agents.find((x) => x.name === 'cfg-agent')!;
+  const from = cfg.proc.lineCount;
+  const posted = await fetch(`${cfg.apiUrl}/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ check: { metadata: { name: 'ping' }, status: 0, proxy_entity_name: 'proxy-over' } }) });
+  assert.is(posted.status, 202);
+  await cfg.proc.waitForLine((l) => l.includes('payment_required'), 10000, { fromLine: from });
+  assert.is((await entityOf('proxy-over')).status, 404);
 
   // The existing agent keeps connecting and sending keepalives.
   const before = (await entityOf('cfg-agent')).body.last_seen;
