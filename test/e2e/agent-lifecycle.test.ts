@@ -2,6 +2,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from 'nats';
+import WebSocket from 'ws';
+import { decodeFrame, encodeFrame } from '../../proto/frames.ts';
+import { protobufCodec } from '../../proto/wire/codec.ts';
 import { coreApi, created, isError } from '../harness/api.ts';
 import { loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 
@@ -176,6 +179,26 @@ test('an agent speaking protobuf registers, sends events that are stored and ack
   // Leaves with --deregister so the entity count is as before.
   await a.stop();
   await waitFor(async () => ((await entityOf('proto-agent')).status === 404 ? true : undefined), { timeoutMs: 10000, what: 'protobuf agent deregistered' });
+});
+
+test('a raw protobuf peer: both encodings offered, entity_config in protobuf, garbage closes with 1007', async () => {
+  const ws = new WebSocket(backend.agentUrl, { headers: {
+    'Monitor-Namespace': 'default', 'Monitor-AgentName': 'raw-peer', 'Monitor-User': 'agent',
+    Authorization: 'Basic ' + Buffer.from('agent:P@ssw0rd!').toString('base64'), Accept: 'application/octet-stream',
+  } });
+  const upgrade = new Promise<Record<string, unknown>>((resolve) => ws.once('upgrade', (res) => resolve(res.headers)));
+  const first = new Promise<Buffer>((resolve) => ws.once('message', (d) => resolve(d as Buffer)));
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  const headers = await upgrade;
+  assert.is(headers['content-type'], 'application/octet-stream');
+  assert.match(String(headers.accept), /application\/octet-stream.*application\/json/);
+  const frame = decodeFrame(await first);
+  assert.is(frame.type, 'entity_config');
+  assert.equal(protobufCodec.decode(frame.payload, 'entity_config'), { metadata: { name: 'not found' } });
+  ws.send(encodeFrame('keepalive', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])));
+  assert.is(await closed, 1007);
+  assert.is((await backend.health()).status, 200);
+  assert.is((await entityOf('raw-peer')).status, 404);
 });
 
 test('past the entity limit new agents get 402 and new entities a licence message; existing ones go on', async () => {
