@@ -15,6 +15,7 @@ import {
 } from './messages.ts';
 import { deregistrationEvent, resolutionJob, type DeregistrationCause } from './deregistration.ts';
 import { redactEntity } from '../../proto/redact.ts';
+import { withStoredConfig } from './managed.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
@@ -100,7 +101,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
 
   async function agentKeepalive(t: Turn<EntityState>, msg: KeepaliveMsg) {
     stats.keepalives++;
-    const entity = { ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity), last_seen: sec(t.now), user: msg.origin.user };
+    const incoming = { ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity), last_seen: sec(t.now), user: msg.origin.user };
+    const entity = t.state?.api_managed ? withStoredConfig(incoming, t.state.entity) : incoming;
     return keepalive(t, msg.origin, msg.event, entity);
   }
 
@@ -190,7 +192,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const cls = base.entity_class ?? existing?.entity_class ?? 'proxy';
     const entity = normalizedEntity(base, origin, cls);
     entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
-    t.state = { ...t.state, entity };
+    t.state = { ...t.state, entity, api_managed: true };
     // A connected agent adopts what the backend stores (labels, subscriptions, redact, ...).
     if (entity.entity_class === 'agent' && opts.pushConfig) t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));
     return { created: !existing, entity };

@@ -28,6 +28,8 @@ export interface EntityState {
   keepalive?: KeepaliveState;
   /** Names of the checks this entity has stored events for. */
   checks?: string[];
+  /** Set once the API wrote the entity: from then on its managed fields win over keepalives. */
+  api_managed?: boolean;
 }
 
 export interface KeepaliveState {

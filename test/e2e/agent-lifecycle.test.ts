@@ -106,6 +106,16 @@ test('the agent gets its stored entity and adopts API updates pushed to it', asy
   assert.ok(e.subscriptions.includes('db'), `subscriptions ${e.subscriptions}`);
   const ka = (await api('/namespaces/default/events/cfg-agent/keepalive')).body;
   assert.is(ka.entity.metadata.labels.team, 'ops');
+
+  // A restart (whose first keepalive leaves before entity_config arrives) keeps what the API set.
+  await a.stop();
+  agents.splice(agents.indexOf(a), 1);
+  const again = await launch('cfg-agent');
+  await again.proc.waitForLine((l) => l.includes('entity config applied') && l.includes('"db"'), 10000);
+  await new Promise((r) => setTimeout(r, 2500));
+  const after = (await entityOf('cfg-agent')).body;
+  assert.is(after.metadata.labels.team, 'ops');
+  assert.ok(after.subscriptions.includes('db'));
 });
 
 test('an agent stopping with --deregister is deregistered: entity and events gone, a job queued', async () => {
