@@ -14,8 +14,8 @@ import { closeAll, startLocalInputs } from './listeners.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
 
-// Wires the agent's parts together. Later parts (check runner, outbox, local API, sockets, StatsD)
-// attach here through the connection's events and `send`, so each stays ignorant of the others.
+// Wires the agent's parts together: the connection, keepalives, the outbox every local source
+// submits to (HTTP API, sockets, StatsD; the check runner later), so each stays ignorant of the others.
 
 export interface AgentOptions {
   logger?: Logger;

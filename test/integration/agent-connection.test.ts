@@ -13,6 +13,7 @@ import { createLogger } from '../../proto/log.ts';
 import { loadAgentConfig } from '../../proto/schemas/agent-config.ts';
 import { KeepaliveEvent } from '../../proto/schemas/event.ts';
 import { tempDir } from '../harness/tmp.ts';
+import { freePorts } from '../harness/ports.ts';
 
 // A backend peer made of a plain http server and a `ws` server, so each test decides exactly how the
 // "backend" behaves at the handshake and afterwards.
@@ -281,7 +282,10 @@ test('send() answers false while disconnected', async () => {
 test('the real binary connects, sends keepalives and exits 0 on SIGTERM with a 1000 close', async () => {
   const p = await peer();
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITOR_')));
+  // Never the default listener ports: something may already listen there.
+  const [api, socket, statsd] = await freePorts(3);
   const child = spawn(BIN, ['start', '--backend-url', p.url, '--name', 'proc-agent', '--keepalive-interval', '1',
+    '--api-port', String(api), '--socket-port', String(socket), '--statsd-metrics-port', String(statsd),
     '--retry-min', '0.1', '--log-level', 'info', '-c', '/dev/null', '--cache-dir', tempDir('agent-connection-bin')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
