@@ -49,7 +49,7 @@ const withCheck = (st: EntityState, check: string): EntityState =>
   st.checks?.includes(check) ? st : { ...st, checks: [...(st.checks ?? []), check] };
 
 export interface EntityActorOptions {
-  /** Name of this node, stamped as `processed_by`. */
+  /** Name of this node, stamped as `processed_by` when the event does not name who ran it (agents do). */
   node: string;
   /** Counters for metrics, incremented as events and keepalives are processed. */
   stats?: EntityStats;
@@ -160,7 +160,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       ...check,
       metadata: { ...check.metadata, namespace: origin.namespace },
       executed: check.executed ?? nowSec,
-      processed_by: opts.node,
+      processed_by: check.processed_by ?? opts.node,
     });
     const { entity: _given, ...rest } = event;
     const id = event.id ?? randomUUID();

@@ -8,6 +8,7 @@ STATE_DIR=${STATE_DIR:-.state}
 API_PORT=${API_PORT:-8080}
 AGENT_PORT=${AGENT_PORT:-8081}
 AGENT_NAME=${AGENT_NAME:-$(hostname)}
+AGENT_API_PORT=${AGENT_API_PORT:-3031}
 LOG_LEVEL=${LOG_LEVEL:-info}
 mkdir -p "$STATE_DIR/agent"
 
@@ -42,7 +43,7 @@ bin/monitor-backend init ${BACKEND_ARGS:-} --cluster-admin-username "$ADMIN_USER
   --cluster-admin-api-key "$API_KEY" --ignore-already-initialized >/dev/null || { echo "monitor-backend init failed"; stop; }
 
 bin/monitor-agent start --backend-url "ws://127.0.0.1:$AGENT_PORT" --name "$AGENT_NAME" \
-  --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
+  --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --api-port "$AGENT_API_PORT" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
 agent_pid=$!
 
 cat <<INFO
@@ -55,6 +56,9 @@ cat <<INFO
       curl -H "Authorization: Key $API_KEY" http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/entities/$AGENT_NAME
     its keepalive event:
       curl -H "Authorization: Key $API_KEY" http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/events/$AGENT_NAME/keepalive
+    an event through the agent's HTTP API (queued on disk until the backend has it):
+      curl -X POST -H 'Content-Type: application/json' http://127.0.0.1:$AGENT_API_PORT/events \\
+        -d '{"check":{"metadata":{"name":"hello"},"status":1,"output":"hello from curl"}}'
     a token instead of the key:
       curl -u $ADMIN_USER:'$ADMIN_PASSWORD' http://127.0.0.1:$API_PORT/auth
   Ctrl-C stops everything.
