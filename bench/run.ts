@@ -1,5 +1,5 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -9,6 +9,8 @@
  *   agents   N = 1,000 and 10,000 simulated agents over WebSocket against one backend (~2.5 min)
  *   rest     REST API of one backend: event POSTs/s (API key and Bearer), read-after-write GETs, list
  *            pages at 500/s with 10,000 events stored (bench/rest/)                    (~2.5 min)
+ *   agent    one real agent: idle CPU/RSS, POST /events accepted and stored per second, outbox
+ *            drain rate after a backend outage, StatsD packets/s before loss (bench/agent/) (~2 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -31,6 +33,7 @@ import { etcdBinary, natsBinary } from '../test/harness/index.ts';
 import { askConfig, runAsk } from './ask.ts';
 import { agentsConfig, runAgents } from './agents.ts';
 import { restConfig, runRest } from './rest/index.ts';
+import { agentBenchConfig, runAgentBench } from './agent/index.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -39,6 +42,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   ask: (args) => runAsk(askConfig(args)),
   agents: (args) => runAgents(agentsConfig(args)),
   rest: (args) => runRest(restConfig(args)),
+  agent: () => runAgentBench(agentBenchConfig()),
 };
 
 const args = process.argv.slice(2);
