@@ -1,6 +1,11 @@
 /** bench agent: its configuration (environment knobs), goals and constants. */
 
+export const PHASES = ['idle', 'post', 'drain', 'statsd'] as const;
+export type Phase = (typeof PHASES)[number];
+
 export interface AgentBenchConfig {
+  /** Phases to run (BENCH_AGENT_PHASES=idle,post,drain,statsd; default all). */
+  phases: Set<Phase>;
   /** Settle time before the idle window, and the idle window itself (seconds). */
   settleSeconds: number;
   idleSeconds: number;
@@ -20,7 +25,9 @@ const envNum = (name: string, dflt: number) => (process.env[name] ? Number(proce
 const envList = (name: string, dflt: number[]) => (process.env[name] ? process.env[name]!.split(',').map(Number).filter((n) => n > 0) : dflt);
 
 export function agentBenchConfig(): AgentBenchConfig {
+  const phases = (process.env.BENCH_AGENT_PHASES ?? PHASES.join(',')).split(',').filter((p): p is Phase => (PHASES as readonly string[]).includes(p));
   return {
+    phases: new Set(phases.length ? phases : PHASES),
     settleSeconds: envNum('BENCH_AGENT_SETTLE', 10),
     idleSeconds: envNum('BENCH_AGENT_IDLE_SECONDS', 10),
     connections: envNum('BENCH_AGENT_CONNECTIONS', 32),

@@ -32,7 +32,8 @@ socket.connect(port, '127.0.0.1', () => {
       if (++i === names) i = 0;
       sent++;
     }
-    if (elapsed < durMs) { setImmediate(tick); return; }
+    // Nothing due: sleep a millisecond rather than spin (the agent shares the machine's cores).
+    if (elapsed < durMs) { if (sent >= due) setTimeout(tick, 1); else setImmediate(tick); return; }
     const sendSeconds = (performance.now() - t0) / 1000;
     const used = process.cpuUsage(cpu0);
     // A moment for the last send callbacks (errors) before reporting.
