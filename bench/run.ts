@@ -25,6 +25,8 @@
  * BENCH_REST_CONNECTIONS=64  BENCH_REST_ENTITIES=1000  BENCH_REST_CHECKS=10  BENCH_REST_RAW_SAMPLE=100
  * BENCH_REST_RAW_RATE=500  BENCH_REST_LIST_RATE=500  BENCH_REST_LIST_LIMIT=100  BENCH_REST_LIST_PAGES=5
  * BENCH_REST_CLIENT=raw|node (bench/lib/http1.ts or node:http with a keep-alive Agent)
+ * agent: BENCH_AGENT_PHASES=idle,post,drain,statsd  BENCH_AGENT_CONNECTIONS=32  BENCH_AGENT_SECONDS=15
+ * BENCH_AGENT_DRAIN_EVENTS=20000  BENCH_STATSD_RATES=25000,50000,100000,150000,200000 (bench/agent/config.ts)
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.

@@ -74,7 +74,7 @@ export async function fill(agent: AgentProc, prefix: string, n: number, connecti
 
 export interface DrainFigures {
   events: number;
-  /** From the backend answering /health to the first stored event, and to the last. */
+  /** From the backend's start (its process spawned) to the first stored event seen, and to the last. */
   firstAfterSeconds: number;
   allAfterSeconds: number;
   /** Events stored after the first poll that saw any / (last - that poll). */
@@ -82,9 +82,8 @@ export interface DrainFigures {
   window: WindowFigures;
 }
 
-/** Waits for `n` queued events to reach `backend` (just started); the drain rate. */
-export async function drainPhase(agent: AgentProc, backend: Backend, prefix: string, n: number, pids: Record<string, number>): Promise<DrainFigures> {
-  const up = performance.now();
+/** Waits for `n` queued events to reach `backend`, started at `up` (performance.now()); the drain rate. */
+export async function drainPhase(agent: AgentProc, backend: Backend, prefix: string, n: number, up: number, pids: Record<string, number>): Promise<DrainFigures> {
   const meter = new ProcMeter(pids).start();
   let first = NaN, firstCount = 0;
   const done = await waitStored(backend, agent.name, prefix, n, 300_000, (count, t) => { if (count > 0 && Number.isNaN(first)) { first = t; firstCount = count; } });
