@@ -19,6 +19,8 @@ export class Cell {
   loaded = false;
   readonly side = new Map<string, SideRecord>();
   readonly inflight = new Map<string, Promise<unknown>>();
+  /** Messages waiting for the same turn (ActorHost's batching); undefined when none is gathering. */
+  openBatch: unknown[] | undefined;
   lastUsed = Date.now();
 
   constructor(readonly behavior: ActorBehavior<unknown>, readonly id: string, readonly shard: number, readonly key: string) {}

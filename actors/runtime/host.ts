@@ -11,6 +11,10 @@ import { ActorError, Fenced, type ActorBehavior, type TimerSpec, type Turn } fro
 import { RecordWriter } from './writer.ts';
 
 const SEEN_LIMIT = 16;
+/** Messages applied in one turn at most; not above SEEN_LIMIT, so a batch's ids all stay in `seen`. */
+const MAX_BATCH_MESSAGES = 16;
+
+interface Queued { type: string; body: unknown; msgId: string | undefined; resolve(v: unknown): void; reject(err: unknown): void }
 const HANDOFF_DRAIN_MS = 10_000;
 
 interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
@@ -118,7 +122,18 @@ export class ActorHost implements ShardHost {
   private dispatch(cell: Cell, type: string, body: unknown, msgId: string | undefined): Promise<unknown> {
     const running = msgId ? cell.inflight.get(msgId) : undefined;
     if (running) return running;
-    const result = cell.mailbox.post(() => this.turn(cell, msgId, (t) => cell.behavior.receive(t, type, body)));
+    const result = new Promise<unknown>((resolve, reject) => {
+      const message: Queued = { type, body, msgId, resolve, reject };
+      // Messages that arrive while the actor is busy wait together and are applied in one turn.
+      const open = cell.openBatch;
+      if (open && open.length < MAX_BATCH_MESSAGES) { open.push(message); return; }
+      const batch: Queued[] = [message];
+      cell.openBatch = batch;
+      void cell.mailbox.post(async () => {
+        if (cell.openBatch === batch) cell.openBatch = undefined;
+        await this.runBatch(cell, batch);
+      });
+    });
     if (msgId) {
       cell.inflight.set(msgId, result);
       void result.then(() => cell.inflight.delete(msgId), () => cell.inflight.delete(msgId));
@@ -156,6 +171,7 @@ export class ActorHost implements ShardHost {
     const behavior = this.behaviors.get(e.kind);
     if (!behavior) return;
     const cell = this.cell(behavior, e.id, e.shard);
+    cell.openBatch = undefined; // messages arriving from now on run after the deadline, not before
     void cell.mailbox.post(() => this.turn(cell, undefined, async (t) => {
       // A newer deadline replaced this one after it was queued: nothing to do.
       if (t.timer(e.name)?.at !== e.at) return;
@@ -169,6 +185,42 @@ export class ActorHost implements ShardHost {
 
   private assertOwned(shard: number): void {
     if (!this.opts.guard() || !this.shards.has(shard)) throw new Fenced();
+  }
+
+  /**
+   * Runs the messages queued together: one turn and one commit for all of them. When one of them
+   * fails, nothing of the batch is committed and each message gets a turn of its own instead, so a
+   * bad message fails alone.
+   */
+  private async runBatch(cell: Cell, batch: Queued[]): Promise<void> {
+    if (batch.length > 1) {
+      let results: unknown[] | undefined;
+      try { results = await this.turnMany(cell, batch); }
+      catch (err) { for (const m of batch) m.reject(err); return; }
+      if (results) { batch.forEach((m, i) => m.resolve(results![i])); return; }
+    }
+    for (const m of batch) {
+      try { m.resolve(await this.turn(cell, m.msgId, (t) => cell.behavior.receive(t, m.type, m.body))); }
+      catch (err) { m.reject(err); }
+    }
+  }
+
+  /** Several messages in one turn; undefined (nothing committed) when one of them throws. */
+  private async turnMany(cell: Cell, batch: Queued[]): Promise<unknown[] | undefined> {
+    this.assertOwned(cell.shard);
+    cell.lastUsed = Date.now();
+    if (!cell.loaded) await this.load(cell);
+    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
+    const results: unknown[] = [];
+    const applied: string[] = [];
+    for (const m of batch) {
+      if (m.msgId && cell.seen.includes(m.msgId)) { results.push({ duplicate: true }); continue; }
+      try { results.push(await cell.behavior.receive(turn, m.type, m.body)); }
+      catch { return undefined; }
+      if (m.msgId) applied.push(m.msgId);
+    }
+    await this.commit(cell, turn, applied, batch.length);
+    return results;
   }
 
   private async turn<R>(cell: Cell, msgId: string | undefined, body: (t: Turn<unknown>) => Promise<R>): Promise<R | { duplicate: true }> {
@@ -186,13 +238,22 @@ export class ActorHost implements ShardHost {
       this.evict(cell);
       throw err;
     }
+    await this.commit(cell, turn, msgId ? [msgId] : [], 1);
+    return result;
+  }
+
+  /**
+   * Makes a turn durable (record and side records, compare-and-set) and only then adopts it; a
+   * failed write reloads the actor and throws Fenced, so no reply claims what may not be stored.
+   */
+  private async commit(cell: Cell, turn: TurnImpl, msgIds: string[], messages: number): Promise<void> {
     this.assertOwned(cell.shard);
 
     // State is replaced, never mutated in place (see Turn.state): the same reference means no change,
     // and only a new one is serialized (and compared, since an equal copy needs no write either).
     const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
     const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
-    const seen = recordChanged && msgId ? [...cell.seen, msgId].slice(-SEEN_LIMIT) : cell.seen;
+    const seen = recordChanged && msgIds.length ? [...cell.seen, ...msgIds].slice(-SEEN_LIMIT) : cell.seen;
     try {
       const writes: Promise<void>[] = [];
       if (recordChanged && turn.state === undefined && Object.keys(turn.timers).length === 0) {
@@ -220,13 +281,12 @@ export class ActorHost implements ShardHost {
       cell.seen = seen;
       this.syncTimers(cell, before, turn.timers);
     }
-    this.committedTurns++;
+    this.committedTurns += messages;
     for (const fn of turn.effects) {
       // An effect's failure is the effect's: the turn is committed and its reply stands.
       void (async () => fn())().catch((err) => this.opts.log.error('after-commit effect failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
     }
-    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgId, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
-    return result;
+    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgIds.length === 1 ? msgIds[0] : undefined, messages, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
   }
 
   /** Writes (or, with no text, removes) a side record; compare-and-set on its last revision. */

@@ -115,6 +115,21 @@ test('a refused message changes nothing', async () => {
   assert.equal(await actors.ask('counter', 'c1', 'get', null), { n: 5, fired: [] });
 });
 
+test('messages queued together share a turn and a write; a refused one among them fails alone', async () => {
+  const host = nodes[0]!.host as unknown as { writer: { writes: number } };
+  const writesBefore = host.writer.writes;
+  const asks = Array.from({ length: 40 }, () => actors.ask('counter', 'burst', 'inc', null));
+  const refused = actors.ask('counter', 'burst', 'refuse', null).then(() => undefined, (e: ActorError) => e);
+  const more = Array.from({ length: 10 }, () => actors.ask('counter', 'burst', 'inc', null));
+  const results = (await Promise.all([...asks, ...more])) as number[];
+  assert.equal([...results].sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i + 1));
+  const err = await refused;
+  assert.ok(err instanceof ActorError && err.code === 'invalid');
+  assert.equal(await actors.ask('counter', 'burst', 'get', null), { n: 50, fired: [] });
+  const writes = host.writer.writes - writesBefore;
+  assert.ok(writes < 50, `${writes} writes for 50 increments`);
+});
+
 test('a second node takes about half of the shards; each shard has one owner', async () => {
   const b = await startNode('node-b');
   const a = nodes[0]!;
