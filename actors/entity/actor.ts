@@ -16,6 +16,7 @@ import {
 import { deregistrationEvent, resolutionJob, type DeregistrationCause } from './deregistration.ts';
 import { redactEntity } from '../../proto/redact.ts';
 import { withStoredConfig } from './managed.ts';
+import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
@@ -171,6 +172,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       check: merged,
       metadata: { ...event.metadata, namespace: origin.namespace },
     }), entity));
+    armTtl(t, check);
     return { stored: true };
   }
 
@@ -178,6 +180,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const key = eventKey(origin.namespace, origin.name, msg.check);
     if ((await t.read<Event>(buckets.events, key)) === undefined) return { deleted: false };
     t.remove(buckets.events, key);
+    disarmTtl(t, [msg.check]);
     if (t.state) t.state = { ...t.state, checks: (t.state.checks ?? []).filter((c) => c !== msg.check) };
     // Deleting the keepalive event stops judging the entity's silence until it sends another.
     if (msg.check === KEEPALIVE_CHECK && t.state) { t.clearTimer(KEEPALIVE_TIMER); t.state = { ...t.state, keepalive: undefined }; }
@@ -229,6 +232,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (!t.state) return { deleted: false };
     for (const check of t.state.checks ?? []) t.remove(buckets.events, eventKey(origin.namespace, origin.name, check));
     t.clearTimer(KEEPALIVE_TIMER);
+    disarmTtl(t, t.state.checks ?? []);
     t.state = undefined;
     return { deleted: true };
   }
@@ -256,6 +260,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     },
     async fire(t, timer, at) {
       if (timer === KEEPALIVE_TIMER) await judgeSilence(t, at);
+      else if (timer.startsWith(TTL_TIMER_PREFIX)) await expireTtl(t, timer, at);
     },
   };
 }

@@ -1,0 +1,83 @@
+import { buckets, eventKey } from '../../proto/names.ts';
+import type { Check, Event } from '../../proto/schemas/event.ts';
+import type { Turn } from '../runtime/types.ts';
+import { mergeCheck } from './check-state.ts';
+import { KEEPALIVE_CHECK, derivedEventId } from './keepalive.ts';
+import type { EntityState } from './messages.ts';
+
+// Check TTL, the dead man's switch of one (entity, check): if no new result arrives within `ttl`
+// seconds of the last one, the backend writes a failure result itself.
+//
+// Why a durable timer `ttl:<check>` inside the entity actor rather than a separate `ttl` actor (as
+// design.md §5 first listed): expiring needs the entity's stored event (its history takes the failure)
+// and its keepalive state (a failing keepalive suppresses the TTL), both owned by the entity actor.
+// A timer in that actor has the same guarantees (one owner, survives node death: the runtime re-arms
+// durable timers on takeover) with no cross-actor messages, no second record to keep consistent, and
+// arming and the event write committed in one turn.
+
+export const TTL_TIMER_PREFIX = 'ttl:';
+export const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
+export const ttlOutput = (secondsAgo: number) => `Last check execution was ${secondsAgo} seconds ago`;
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+const ttlOf = (check: Check | undefined): number => (typeof check?.ttl === 'number' && check.ttl > 0 ? check.ttl : 0);
+
+/**
+ * After a result of `check` was stored: a ttl arms (or re-arms) the switch at now + ttl; no ttl (or 0)
+ * disarms it. The keepalive carries its own deadline and never has a TTL switch.
+ */
+export function armTtl(t: Turn<EntityState>, check: Check): void {
+  const name = check.metadata.name;
+  if (!name || name === KEEPALIVE_CHECK) return;
+  const ttl = ttlOf(check);
+  if (ttl > 0) t.setTimer(ttlTimer(name), t.now + ttl * 1000);
+  else t.clearTimer(ttlTimer(name));
+}
+
+/** Disarms the switches of the given checks (the event or the whole entity was deleted). */
+export function disarmTtl(t: Turn<EntityState>, checks: readonly string[]): void {
+  for (const c of checks) t.clearTimer(ttlTimer(c));
+}
+
+/**
+ * The switch of `check` expired. Without a stored event or an entity (deleted meanwhile), or when the
+ * stored check no longer has a ttl, nothing happens and the switch stays off. While the entity's
+ * keepalive is failing the expiry is suppressed (the entity is down; its keepalive alert says so) but,
+ * unlike the reference which buries the switch, it is re-armed for another ttl: a check that stays
+ * silent after its agent came back is still reported. Otherwise the failure result is written,
+ * merged into the history like any result, and the switch re-armed, so it repeats every ttl.
+ */
+export async function expireTtl(t: Turn<EntityState>, timer: string, at: number): Promise<void> {
+  const st = t.state;
+  const checkName = timer.slice(TTL_TIMER_PREFIX.length);
+  if (!st) return;
+  const ns = st.entity.metadata.namespace ?? 'default';
+  const name = st.entity.metadata.name ?? '';
+  const key = eventKey(ns, name, checkName);
+  const stored = await t.read<Event>(buckets.events, key);
+  const ttl = ttlOf(stored?.check);
+  if (!stored?.check || ttl === 0) return;
+  t.setTimer(timer, t.now + ttl * 1000);
+
+  const ka = await t.read<Event>(buckets.events, eventKey(ns, name, KEEPALIVE_CHECK));
+  if ((ka?.check?.status ?? 0) > 0) {
+    t.log.info('check ttl expired while the keepalive is failing: suppressed', { namespace: ns, entity: name, check: checkName });
+    return;
+  }
+  // Derived from the deadline: if this timer fires again after a failover, the event is already there.
+  const id = derivedEventId(ns, name, checkName, 'ttl', at);
+  if (stored.id === id) return;
+  const nowSec = sec(t.now);
+  // As the reference: seconds since the stored result's execution (after a first expiry, since that
+  // failure result, so a repeat reports about one ttl).
+  const agoSec = Math.max(0, nowSec - (stored.check.executed ?? nowSec));
+  const check = mergeCheck(stored.check, {
+    ...stored.check,
+    status: 1,
+    state: 'failing',
+    output: ttlOutput(agoSec),
+    executed: nowSec,
+  });
+  t.write(buckets.events, key, { ...stored, id, timestamp: nowSec, entity: st.entity, check });
+  t.log.warn('check ttl expired', { namespace: ns, entity: name, check: checkName, ttl, last_execution_s_ago: agoSec });
+}
