@@ -34,12 +34,18 @@ binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq $$missing >/dev/null; }; \
 	fi
 
-# The tests also start an OpenLDAP server (slapd) for directory logins.
+# The tests also start an OpenLDAP server (slapd) for directory logins, and agents run the Nagios
+# plugins of monitoring-plugins-basic (check_dummy, check_load, check_disk, check_procs) as checks.
 test-binaries:
 	@if [ ! -x /usr/sbin/slapd ]; then \
 	  echo "installing slapd"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null 2>&1 || \
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null; }; \
+	fi
+	@if [ ! -x /usr/lib/nagios/plugins/check_dummy ]; then \
+	  echo "installing monitoring-plugins-basic"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq monitoring-plugins-basic >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq monitoring-plugins-basic >/dev/null; }; \
 	fi
 
 run: setup

@@ -13,6 +13,11 @@ import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
 import { systemInfo, type SystemInfo } from './system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
+import { CheckExecutor } from './checks/index.ts';
+import { loadAllowList } from './checks/allow-list.ts';
+import type { AllowListEntry } from '../proto/schemas/check-request.ts';
+import { commandEnv } from './command-env.ts';
+import { AssetManager } from './assets/index.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
 // submits to (HTTP API, sockets, StatsD; the check runner later), so each stays ignorant of the others.
@@ -28,6 +33,8 @@ export interface AgentOptions {
   system?: () => SystemInfo;
   /** TLS material already read (bin/agent.ts reads it to report bad files); read from the config otherwise. */
   tls?: AgentTls;
+  /** The allow list already read (bin/agent.ts reads it to report a bad file); read from the config otherwise. */
+  allowList?: AllowListEntry[];
 }
 
 export function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number, tls: AgentTls = loadAgentTls(config)): ConnectionOptions {
@@ -61,6 +68,7 @@ export class Agent implements EventSink {
   /** The backend's stored entity fields (entity_config); they override the flags. */
   private managed: ManagedFields | undefined;
   private systemCache: { at: number; info: SystemInfo } | undefined;
+  readonly checks: CheckExecutor;
 
   constructor(readonly config: AgentConfig, opts: AgentOptions = {}) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
@@ -80,7 +88,21 @@ export class Agent implements EventSink {
     });
     this.connection.on('ack', (a) => this.outbox?.ack(a));
     this.connection.on('entity_config', (value) => this.applyEntityConfig(value));
-    this.connection.on('check_request', () => this.log.debug('check request ignored: checks are not supported yet'));
+    const checkLog = this.log.child({ component: 'checks' });
+    const assets = new AssetManager({
+      cacheDir: config['cache-dir'], rateLimit: config['assets-rate-limit'], burstLimit: config['assets-burst-limit'],
+      disabled: config['disable-assets'], log: this.log.child({ component: 'assets' }), ...(config['trusted-ca-file'] ? { trustedCaFile: config['trusted-ca-file'] } : {}),
+    });
+    this.checks = new CheckExecutor({
+      log: checkLog,
+      entity: () => this.entity(),
+      submit: (event) => this.submit(event),
+      commandEnv: () => commandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
+      allowList: opts.allowList ?? (config['allow-list'] ? loadAllowList(config['allow-list']) : undefined),
+      disableAssets: config['disable-assets'],
+      prepareAssets: (list, entity) => assets.prepare(list, entity),
+    });
+    this.connection.on('check_request', (value) => this.checks.handle(value));
   }
 
   get connected(): boolean {

@@ -10,6 +10,7 @@ import { createLogger } from '../proto/log.ts';
 import { AGENT_ENV_PREFIX, agentFlags, loadAgentConfig } from '../proto/schemas/agent-config.ts';
 import { VERSION } from '../proto/version.ts';
 import { loadAgentTls } from '../agent/tls.ts';
+import { AllowListError, loadAllowList } from '../agent/checks/allow-list.ts';
 
 // Entry point of monitor-agent: parses the command line and wires modules; logic lives in agent/.
 // Exit codes: 0 success, 2 bad command line or configuration, or a local input that cannot bind.
@@ -38,17 +39,19 @@ async function start(argv: string[]): Promise<void> {
   }
   let config;
   let tls;
+  let allowList;
   try {
     config = loadAgentConfig(argv, process.env);
     tls = loadAgentTls(config);
+    allowList = config['allow-list'] ? loadAllowList(config['allow-list']) : undefined;
   } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
+    if (err instanceof ConfigError || err instanceof AllowListError) fail(err.message);
     throw err;
   }
   const log = createLogger(config['log-level'], { component: 'agent', agent: config.name });
   if (config['discover-processes']) log.warn('process discovery is unavailable; --discover-processes is ignored');
   const system = config['detect-cloud-provider'] ? withCloudProvider(systemInfo, log) : systemInfo;
-  const agent = new Agent(config, { logger: log, system, tls });
+  const agent = new Agent(config, { logger: log, system, tls, allowList });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -1,0 +1,76 @@
+import type { Event } from '../../proto/schemas/event.ts';
+import type { RequestCheckConfig } from '../../proto/schemas/check-request.ts';
+import type { Logger } from '../../proto/log.ts';
+
+// The event a check execution produces (issue 5, step 5): the request's configuration plus what
+// happened; metrics are extracted from the full output before `max_output_size` and
+// `discard_output` shorten it, so a metrics-only check can still drop its text.
+
+export interface MetricTag { name: string; value: string }
+export interface MetricPoint { name: string; value: number; timestamp: number; tags: MetricTag[] }
+
+/** The metric-extraction seam (agent/metrics): parses `output` in `format` into points. */
+export type ExtractMetrics = (format: string, output: string, opts: { executed: number; tags: MetricTag[] }) => MetricPoint[];
+
+export interface HookResult {
+  config: Record<string, unknown>;
+  executed: number;
+  issued: number;
+  output: string;
+  status: number;
+  duration: number;
+}
+
+export interface Execution {
+  status: number;
+  output: string;
+  executed: number;
+  /** Seconds. */
+  duration: number;
+}
+
+/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
+export function truncateBytes(s: string, max: number): string {
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= max) return s;
+  let end = max;
+  // Back off continuation bytes (10xxxxxx) so the cut lands on a character boundary.
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString('utf8');
+}
+
+export function buildCheckEvent(o: {
+  config: RequestCheckConfig;
+  issued: number;
+  run: Execution;
+  hooks?: HookResult[];
+  extractMetrics?: ExtractMetrics;
+  log?: Logger;
+}): Event {
+  const { config, run } = o;
+  let metrics: Event['metrics'];
+  const format = config.output_metric_format;
+  if (format && o.extractMetrics) {
+    try {
+      const points = o.extractMetrics(format, run.output, { executed: run.executed, tags: config.output_metric_tags ?? [] });
+      metrics = { points, ...(config.output_metric_handlers?.length ? { handlers: config.output_metric_handlers } : {}) };
+    } catch (e) {
+      o.log?.warn('cannot extract metrics from check output', { check: config.metadata.name, format, error: (e as Error).message });
+    }
+  } else if (format) {
+    o.log?.debug('metric extraction is not available; output_metric_format ignored', { check: config.metadata.name, format });
+  }
+  let output = run.output;
+  if (config.max_output_size && config.max_output_size > 0) output = truncateBytes(output, config.max_output_size);
+  if (config.discard_output) output = '';
+  const check = {
+    ...config,
+    issued: o.issued,
+    executed: run.executed,
+    duration: run.duration,
+    status: run.status,
+    output,
+    ...(o.hooks?.length ? { hooks: o.hooks } : {}),
+  };
+  return { check: check as Event['check'], ...(metrics ? { metrics } : {}) };
+}

@@ -1,0 +1,162 @@
+import * as v from 'valibot';
+import { describeIssues } from '../../proto/schemas/common.ts';
+import { CheckRequest, type RequestCheckConfig, type RequestHookConfig } from '../../proto/schemas/check-request.ts';
+import type { Entity } from '../../proto/schemas/entity.ts';
+import type { Event } from '../../proto/schemas/event.ts';
+import type { AllowListEntry } from '../../proto/schemas/check-request.ts';
+import type { Logger } from '../../proto/log.ts';
+import { applyAssetEnv, type Asset, type AssetEnv } from '../assets/index.ts';
+import { checkAllowed, DENIED_OUTPUT } from './allow-list.ts';
+import { buildCheckEvent, type Execution, type ExtractMetrics, type HookResult } from './event.ts';
+import { selectHooks } from './hooks.ts';
+import { CheckIntake } from './intake.ts';
+import { runCommand } from './run-command.ts';
+import { substituteTokens, tokenData, TokenError } from './tokens.ts';
+
+// Runs the checks the backend asks for, in the order of issue 5: tokens, assets, the command (allow
+// list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every failure before the
+// command runs becomes a status 3 event, so the operator sees why a check did not run.
+
+export interface CheckExecutorDeps {
+  log: Logger;
+  /** The agent's entity now: token data, and the entity `stdin` hands to the command. */
+  entity: () => Entity;
+  submit: (event: Event) => Promise<void>;
+  /** The environment for commands (agent/command-env.ts). */
+  commandEnv: () => Record<string, string>;
+  allowList?: AllowListEntry[];
+  disableAssets: boolean;
+  /** The asset seam (agent/assets): fetches what a command needs; rejects with a message for the event. */
+  prepareAssets?: (assets: Asset[], entity: Entity) => Promise<AssetEnv>;
+  /** The metric-extraction seam (agent/metrics). */
+  extractMetrics?: ExtractMetrics;
+}
+
+const NO_ASSETS: AssetEnv = { env: {}, path: [], libraryPath: [], includePath: [] };
+const DEFAULT_HOOK_TIMEOUT = 60;
+
+class CheckFailure extends Error {}
+
+export class CheckExecutor {
+  private readonly intake = new CheckIntake();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly deps: CheckExecutorDeps) {}
+
+  /** Takes a decoded `check_request` payload; never throws. */
+  handle(value: unknown): void {
+    const r = v.safeParse(CheckRequest, value);
+    if (!r.success) {
+      this.deps.log.warn('ignoring malformed check request', { error: describeIssues(r.issues) });
+      return;
+    }
+    const req = r.output;
+    const name = req.config.metadata.name;
+    const proxy = req.config.proxy_entity_name || undefined;
+    const admission = this.intake.admit(name, proxy, req.issued);
+    if (!admission.ok) {
+      const fields = { check: name, issued: req.issued, ...(proxy ? { proxy_entity_name: proxy } : {}) };
+      if (admission.reason === 'in_progress') this.deps.log.info(`check request refused: ${admission.message}`, fields);
+      else this.deps.log.debug(`check request refused: ${admission.message}`, fields);
+      return;
+    }
+    this.deps.log.debug('check request accepted', { check: name, issued: req.issued });
+    const p = this.execute(req)
+      .catch((e: unknown) => this.deps.log.error('check execution failed', { check: name, error: (e as Error).message }))
+      .finally(() => { this.intake.done(admission.key); this.running.delete(p); });
+    this.running.add(p);
+  }
+
+  /** Resolves when every check running now has finished (used on stop and in tests). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
+  private async execute(req: CheckRequest): Promise<void> {
+    const issued = req.issued;
+    const entity = this.deps.entity();
+    let config: RequestCheckConfig = req.config;
+    let hooks: RequestHookConfig[] = req.hooks ?? [];
+    const fail = (message: string) => this.send(buildCheckEvent({ config, issued, run: failed(message), log: this.deps.log }));
+    try {
+      const data = tokenData(entity);
+      config = substituteTokens(req.config, data);
+      hooks = substituteTokens(hooks, data);
+    } catch (e) {
+      if (e instanceof TokenError) return fail(e.message);
+      throw e;
+    }
+    let env: Record<string, string | undefined>;
+    try {
+      env = await this.environment(config.runtime_assets ?? [], (req.assets ?? []) as Asset[], entity);
+    } catch (e) {
+      if (e instanceof CheckFailure) return fail(e.message);
+      throw e;
+    }
+    const decision = checkAllowed(this.deps.allowList, config.command, env.PATH);
+    if (!decision.allowed) {
+      this.deps.log.warn('check command denied by the allow list', { check: config.metadata.name, reason: decision.reason });
+      return fail(DENIED_OUTPUT);
+    }
+    const commandEnv = decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env;
+    const stdin = config.stdin ? JSON.stringify({ entity, check: { ...config, issued } }) + '\n' : undefined;
+    const run = await runCommand({ command: config.command, env: commandEnv, timeout: config.timeout, stdin });
+    const selection = selectHooks(config, hooks, run.status);
+    if (selection.missing.length) this.deps.log.warn('check hooks missing from the request', { check: config.metadata.name, hooks: selection.missing });
+    const hookResults: HookResult[] = [];
+    for (const hook of selection.hooks) hookResults.push(await this.runHook(req, hook, issued, entity, config));
+    await this.send(buildCheckEvent({ config, issued, run, hooks: hookResults, extractMetrics: this.deps.extractMetrics, log: this.deps.log }));
+  }
+
+  private async runHook(req: CheckRequest, hook: RequestHookConfig, issued: number, entity: Entity, check: RequestCheckConfig): Promise<HookResult> {
+    const result = (run: Execution): HookResult => ({ config: hook, executed: run.executed, issued, output: run.output, status: run.status, duration: run.duration });
+    let env: Record<string, string | undefined>;
+    try {
+      const assets = (req.hook_assets?.[hook.metadata.name] as { assets?: Asset[] } | undefined)?.assets ?? [];
+      env = await this.environment(hook.runtime_assets ?? [], assets, entity);
+    } catch (e) {
+      if (e instanceof CheckFailure) return result(failed(e.message));
+      throw e;
+    }
+    const decision = checkAllowed(this.deps.allowList, hook.command, env.PATH);
+    if (!decision.allowed) {
+      this.deps.log.warn('hook command denied by the allow list', { check: check.metadata.name, hook: hook.metadata.name, reason: decision.reason });
+      return result(failed(DENIED_OUTPUT.replace('check command', 'hook command')));
+    }
+    const stdin = hook.stdin ? JSON.stringify({ entity, check: { ...check, issued } }) + '\n' : undefined;
+    return result(await runCommand({ command: hook.command, env, timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT, stdin }));
+  }
+
+  /** The command's environment with its assets; throws CheckFailure when they cannot be had. */
+  private async environment(names: string[], assets: Asset[], entity: Entity): Promise<Record<string, string | undefined>> {
+    const base = this.deps.commandEnv();
+    if (names.length === 0) return base;
+    if (this.deps.disableAssets) throw new CheckFailure(`assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`);
+    if (!this.deps.prepareAssets) throw new CheckFailure('assets are not available on this agent');
+    let assetEnv = NO_ASSETS;
+    try { assetEnv = await this.deps.prepareAssets(assets, entity); } catch (e) {
+      throw new CheckFailure(`cannot prepare assets ${names.join(', ')}: ${(e as Error).message}`);
+    }
+    return applyAssetEnv(base, assetEnv);
+  }
+
+  private async send(event: Event): Promise<void> {
+    try { await this.deps.submit(event); } catch (e) {
+      this.deps.log.warn('check result not queued', { check: event.check?.metadata.name, error: (e as Error).message });
+    }
+  }
+}
+
+function failed(message: string): Execution {
+  return { status: 3, output: message, executed: Math.floor(Date.now() / 1000), duration: 0 };
+}
+
+/** `env_vars` (KEY=VALUE) over the inherited environment. */
+function withEnvVars(env: Record<string, string | undefined>, vars: string[]): Record<string, string | undefined> {
+  const out = { ...env };
+  for (const kv of vars) {
+    const i = kv.indexOf('=');
+    if (i > 0) out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
