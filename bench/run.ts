@@ -1,5 +1,5 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -11,6 +11,7 @@
  *            pages at 500/s with 10,000 events stored (bench/rest/)                    (~2.5 min)
  *   agent    one real agent: idle CPU/RSS, POST /events accepted and stored per second, outbox
  *            drain rate after a backend outage, StatsD packets/s before loss (bench/agent/) (~2 min)
+ *   ttl      check TTL expiry lateness p50/p99 for 1,000 switches on one backend (bench/ttl.ts) (~1 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -27,6 +28,7 @@
  * BENCH_REST_CLIENT=raw|node (bench/lib/http1.ts or node:http with a keep-alive Agent)
  * agent: BENCH_AGENT_PHASES=idle,post,drain,statsd  BENCH_AGENT_CONNECTIONS=32  BENCH_AGENT_SECONDS=15
  * BENCH_AGENT_DRAIN_EVENTS=20000  BENCH_STATSD_RATES=25000,50000,100000,150000,200000 (bench/agent/config.ts)
+ * ttl: BENCH_TTL_SWITCHES=1000  BENCH_TTL_SECONDS=10
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -36,6 +38,7 @@ import { askConfig, runAsk } from './ask.ts';
 import { agentsConfig, runAgents } from './agents.ts';
 import { restConfig, runRest } from './rest/index.ts';
 import { agentBenchConfig, runAgentBench } from './agent/index.ts';
+import { runTtl, ttlConfig } from './ttl.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -45,6 +48,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   agents: (args) => runAgents(agentsConfig(args)),
   rest: (args) => runRest(restConfig(args)),
   agent: () => runAgentBench(agentBenchConfig()),
+  ttl: () => runTtl(ttlConfig()),
 };
 
 const args = process.argv.slice(2);
