@@ -18,6 +18,7 @@ import { loadAllowList } from './checks/allow-list.ts';
 import type { AllowListEntry } from '../proto/schemas/check-request.ts';
 import { commandEnv } from './command-env.ts';
 import { AssetManager } from './assets/index.ts';
+import { extractMetrics } from './metrics/index.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
 // submits to (HTTP API, sockets, StatsD; the check runner later), so each stays ignorant of the others.
@@ -101,6 +102,7 @@ export class Agent implements EventSink {
       allowList: opts.allowList ?? (config['allow-list'] ? loadAllowList(config['allow-list']) : undefined),
       disableAssets: config['disable-assets'],
       prepareAssets: (list, entity) => assets.prepare(list, entity),
+      extractMetrics,
     });
     this.connection.on('check_request', (value) => this.checks.handle(value));
   }

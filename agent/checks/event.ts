@@ -6,11 +6,10 @@ import type { Logger } from '../../proto/log.ts';
 // happened; metrics are extracted from the full output before `max_output_size` and
 // `discard_output` shorten it, so a metrics-only check can still drop its text.
 
-export interface MetricTag { name: string; value: string }
-export interface MetricPoint { name: string; value: number; timestamp: number; tags: MetricTag[] }
+import type { extractMetrics } from '../metrics/index.ts';
 
 /** The metric-extraction seam (agent/metrics): parses `output` in `format` into points. */
-export type ExtractMetrics = (format: string, output: string, opts: { executed: number; tags: MetricTag[] }) => MetricPoint[];
+export type ExtractMetrics = typeof extractMetrics;
 
 export interface HookResult {
   config: Record<string, unknown>;
@@ -52,7 +51,8 @@ export function buildCheckEvent(o: {
   const format = config.output_metric_format;
   if (format && o.extractMetrics) {
     try {
-      const points = o.extractMetrics(format, run.output, { executed: run.executed, tags: config.output_metric_tags ?? [] });
+      const { points, errors } = o.extractMetrics(format, run.output, { executed: run.executed, tags: config.output_metric_tags ?? [] });
+      if (errors.length) o.log?.warn('check output lines not understood as metrics', { check: config.metadata.name, format, errors: errors.slice(0, 5), count: errors.length });
       metrics = { points, ...(config.output_metric_handlers?.length ? { handlers: config.output_metric_handlers } : {}) };
     } catch (e) {
       o.log?.warn('cannot extract metrics from check output', { check: config.metadata.name, format, error: (e as Error).message });
