@@ -75,7 +75,6 @@ function save(what: string, res: http.IncomingMessage, dest: string): Promise<Do
       reject(new AssetError(`fetching asset ${what}: ${msg}`));
     };
     const deadline = setTimeout(() => fail('download took longer than 10 minutes'), TOTAL_TIMEOUT_MS);
-    res.socket?.setTimeout(IDLE_TIMEOUT_MS, () => fail('download stalled for 30 s'));
     res.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > MAX_DOWNLOAD_BYTES) return fail(`download is above the ${MAX_DOWNLOAD_BYTES} byte limit`);
