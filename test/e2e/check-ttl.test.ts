@@ -140,4 +140,19 @@ test('suppressed while the entity\'s keepalive is failing, fires again once it r
   assert.equal(fired.check.history.map((h: Body) => h.status), [0, 1]);
 });
 
+test('results an agent sends arm the switch too; the agent\'s API refuses ttl 1..4', async () => {
+  const name = agent!.name;
+  const toAgent = (check: Body) => fetch(`${agent!.apiUrl}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ check }) });
+  const bad = await toAgent({ metadata: { name: 'agent-dms' }, status: 0, output: 'ok', ttl: 3 });
+  assert.is(bad.status, 400);
+  assert.match(await bad.text(), /ttl must be 0 \(off\) or at least 5 seconds/);
+  const sentAt = Date.now();
+  const ok = await toAgent({ metadata: { name: 'agent-dms' }, status: 0, output: 'ok', ttl: 5 });
+  assert.ok(ok.status < 300, `agent API answered ${ok.status}`);
+  await waitStatus(name, 'agent-dms', 0, 10000);
+  const fired = await waitStatus(name, 'agent-dms', 1, 15000);
+  assert.ok((Date.now() - sentAt) / 1000 >= 4.5, 'not before the ttl');
+  assert.match(fired.check.output, TTL_OUTPUT);
+});
+
 test.run();
