@@ -17,6 +17,8 @@ export interface FetchOptions {
   headers: Record<string, string>;
   /** PEM of extra trusted CAs, added to the system roots */
   ca?: string;
+  /** size cap of the download; MAX_DOWNLOAD_BYTES unless given */
+  maxBytes?: number;
 }
 
 export interface Downloaded { sha512: string; bytes: number }
@@ -37,12 +39,13 @@ export async function download(what: string, url: string, dest: string, opts: Fe
       res.resume();
       throw new AssetError(`fetching asset ${what}: ${current.origin}${current.pathname} answered HTTP ${status}`);
     }
+    const max = opts.maxBytes ?? MAX_DOWNLOAD_BYTES;
     const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > MAX_DOWNLOAD_BYTES) {
+    if (Number.isFinite(declared) && declared > max) {
       res.destroy();
-      throw new AssetError(`fetching asset ${what}: ${declared} bytes is above the ${MAX_DOWNLOAD_BYTES} byte limit`);
+      throw new AssetError(`fetching asset ${what}: ${declared} bytes is above the ${max} byte limit`);
     }
-    return save(what, res, dest);
+    return save(what, res, dest, max);
   }
 }
 
@@ -60,7 +63,7 @@ function request(what: string, url: URL, headers: Record<string, string>, ca: st
   });
 }
 
-function save(what: string, res: http.IncomingMessage, dest: string): Promise<Downloaded> {
+function save(what: string, res: http.IncomingMessage, dest: string, max: number): Promise<Downloaded> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha512');
     const out = createWriteStream(dest, { mode: 0o600 });
@@ -77,7 +80,7 @@ function save(what: string, res: http.IncomingMessage, dest: string): Promise<Do
     const deadline = setTimeout(() => fail('download took longer than 10 minutes'), TOTAL_TIMEOUT_MS);
     res.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > MAX_DOWNLOAD_BYTES) return fail(`download is above the ${MAX_DOWNLOAD_BYTES} byte limit`);
+      if (bytes > max) return fail(`download is above the ${max} byte limit`);
       hash.update(chunk);
       if (!out.write(chunk)) { res.pause(); out.once('drain', () => res.resume()); }
     });

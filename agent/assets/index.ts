@@ -35,6 +35,8 @@ export interface AssetManagerOptions {
   disabled: boolean;
   log: Logger;
   trustedCaFile?: string;
+  /** size cap of one download in bytes; 1 GiB unless given */
+  maxDownloadBytes?: number;
 }
 
 interface Build { url: string; sha512: string; headers: Record<string, string> }
@@ -121,7 +123,7 @@ export class AssetManager {
     try {
       await this.bucket.take();
       log.info('fetching asset', { url: redactUrl(b.url) });
-      const got = await download(name, b.url, archive, { headers: b.headers, ca: await this.trustedCa() });
+      const got = await download(name, b.url, archive, { headers: b.headers, ca: await this.trustedCa(), maxBytes: this.opts.maxDownloadBytes });
       if (got.sha512 !== b.sha512) {
         throw new AssetError(`asset ${name}: SHA-512 of the download is ${got.sha512}, expected ${b.sha512}`);
       }

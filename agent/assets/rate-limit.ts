@@ -32,6 +32,7 @@ export class TokenBucket {
     if (this.queue.length > 0 && !this.timer) {
       const wait = Math.max(1, Math.ceil(((1 - this.tokens) / this.rate) * 1000));
       this.timer = setTimeout(() => { this.timer = undefined; this.drain(); }, wait);
+      this.timer.unref?.(); // a pending fetch must not keep a stopping agent alive
     }
   }
 }

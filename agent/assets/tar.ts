@@ -208,6 +208,9 @@ async function extract(reader: Reader, root: string): Promise<void> {
     pax = {};
     longName = longLink = undefined;
     if (!Number.isSafeInteger(size) || size < 0) throw new AssetError(`archive entry ${name} has a bad size`);
+    // Every byte read counts, also those of entries whose data is skipped.
+    total += size;
+    if (total > MAX_UNPACKED_BYTES) throw new AssetError(`archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
     const dataPadding = (BLOCK - (size % BLOCK)) % BLOCK;
     const parts = segments(name, `archive entry ${JSON.stringify(name)}`);
     const target = path.join(root, ...parts);
@@ -215,8 +218,6 @@ async function extract(reader: Reader, root: string): Promise<void> {
     switch (h.type) {
       case '0': case '7': {
         if (parts.length === 0) throw new AssetError('archive has a file entry without a name');
-        total += size;
-        if (total > MAX_UNPACKED_BYTES) throw new AssetError(`archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
         await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
         const fh = await fs.open(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600);
         try {

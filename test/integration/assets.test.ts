@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
+import * as https from 'node:https';
 import { freePort, tempDir, removeTempDir } from '../harness/index.ts';
+import { makeTestCerts, type TestCerts } from '../harness/certs.ts';
 import { createLogger } from '../../proto/log.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import { AssetManager, AssetError, applyAssetEnv, assetPathVar, type Asset } from '../../agent/assets/index.ts';
@@ -20,7 +22,10 @@ const log = createLogger('debug', {}, (l) => logLines.push(l));
 const files = new Map<string, Buffer>();
 const requests: Array<{ path: string; headers: http.IncomingHttpHeaders }> = [];
 let server: http.Server;
+let tlsServer: https.Server;
+let certs: TestCerts;
 let base = '';
+let tlsBase = '';
 
 const entity = { metadata: { name: 'box', namespace: 'default' }, entity_class: 'agent', system: { os: 'linux', arch: 'amd64' } } as unknown as Entity;
 
@@ -42,7 +47,7 @@ function asset(name: string, file: string, extra: Partial<Asset> = {}): Asset {
   return { metadata: { name, namespace: 'default' }, url: `${base}/${file}`, sha512: sha(files.get(`/${file}`)!), ...extra } as Asset;
 }
 
-function manager(cacheDir: string, over: Partial<{ rateLimit: number; burstLimit: number; disabled: boolean }> = {}) {
+function manager(cacheDir: string, over: Partial<{ rateLimit: number; burstLimit: number; disabled: boolean; trustedCaFile: string; maxDownloadBytes: number }> = {}) {
   return new AssetManager({ cacheDir, rateLimit: 100, burstLimit: 100, disabled: false, log, ...over });
 }
 
@@ -98,20 +103,36 @@ test.before(async () => {
   files.set('/gzip-not-tar', Buffer.from(execFileSync('sh', ['-c', 'printf "plain text%.0s\\n" $(seq 1 100) | gzip -c'])));
   for (let i = 0; i < 3; i++) build(`rate${i}.tar.gz`, `mkdir bin && echo ${i} > bin/n${i}`);
 
-  const port = await freePort();
+  const [port, tlsPort] = [await freePort(), await freePort()];
   base = `http://127.0.0.1:${port}`;
-  server = http.createServer((req, res) => {
-    requests.push({ path: req.url ?? '', headers: req.headers });
+  tlsBase = `https://127.0.0.1:${tlsPort}`;
+  const serve = (scheme: string) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    requests.push({ path: `${scheme === 'https' ? 'tls:' : ''}${req.url ?? ''}`, headers: req.headers });
     if (req.url === '/redirect') { res.writeHead(302, { location: '/good.tar.gz' }).end(); return; }
+    if (req.url === '/redirect-away') { res.writeHead(302, { location: `${tlsBase}/good.tar.gz` }).end(); return; }
+    if (req.url === '/big-declared') { res.writeHead(200, { 'content-length': 5000 }).end(Buffer.alloc(5000)); return; }
+    if (req.url === '/big-chunked') { // no length given: the cap applies while streaming
+      res.writeHead(200);
+      for (let i = 0; i < 5; i++) res.write(Buffer.alloc(1000));
+      res.end();
+      return;
+    }
     const body = files.get(req.url ?? '');
     if (!body) { res.writeHead(404).end('not found'); return; }
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body);
-  });
+  };
+  server = http.createServer(serve('http'));
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  certs = makeTestCerts();
+  tlsServer = https.createServer({ cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey) }, serve('https'));
+  await new Promise<void>((r) => tlsServer.listen(tlsPort, '127.0.0.1', r));
 });
 
 test.after(async () => {
+  server?.closeAllConnections();
+  tlsServer?.closeAllConnections();
   await new Promise((r) => server?.close(r));
+  await new Promise((r) => tlsServer?.close(r));
   removeTempDir(work);
 });
 
@@ -179,6 +200,31 @@ test('headers are sent, and redirects are followed', async () => {
   assert.equal(requests.at(-1)!.path, '/good.tar.gz');
   assert.equal(requests.at(-1)!.headers['x-asset-token'], 'abc123', 'same-origin redirect keeps headers');
   assert.not.ok(logLines.some((l) => l.includes('abc123')), 'header values are not logged');
+});
+
+test('HTTPS with trusted-ca-file; a cross-origin redirect does not carry the headers along', async () => {
+  const good = { ...asset('tls', 'good.tar.gz'), url: `${tlsBase}/good.tar.gz` } as Asset;
+  await rejects(manager(path.join(work, 'cache-tls-untrusted')).prepare([good], entity), /fetching asset tls: .*(self-signed|unable to verify|certificate)/i);
+  const env = await manager(path.join(work, 'cache-tls'), { trustedCaFile: certs.ca }).prepare([good], entity);
+  assert.ok(fs.existsSync(path.join(env.path[0]!, 'hello')));
+
+  const away = { ...asset('away', 'good.tar.gz'), url: `${base}/redirect-away`, headers: { 'X-Asset-Token': 'secret-1' } } as Asset;
+  await manager(path.join(work, 'cache-away'), { trustedCaFile: certs.ca }).prepare([away], entity);
+  assert.equal(requests.filter((r) => r.path === '/redirect-away').at(-1)!.headers['x-asset-token'], 'secret-1');
+  const followed = requests.at(-1)!;
+  assert.is(followed.path, 'tls:/good.tar.gz');
+  assert.is(followed.headers['x-asset-token'], undefined);
+  await rejects(manager(path.join(work, 'cache-tls-badca'), { trustedCaFile: path.join(work, 'no-such-ca.pem') }).prepare([good], entity), /trusted-ca-file/);
+});
+
+test('downloads above the size cap are refused, declared or streamed', async () => {
+  const cache = path.join(work, 'cache-big');
+  const zero = sha(Buffer.alloc(5000));
+  for (const p of ['/big-declared', '/big-chunked']) {
+    const a = { metadata: { name: 'big' }, url: `${base}${p}`, sha512: zero } as Asset;
+    await rejects(manager(cache, { maxDownloadBytes: 1000 }).prepare([a], entity), /above the 1000 byte limit/);
+  }
+  assert.equal(cacheEntries(cache), []);
 });
 
 test('a wrong checksum fails naming both sums, and nothing is cached', async () => {
