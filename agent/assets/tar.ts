@@ -163,7 +163,8 @@ export async function unpack(archive: string, kind: ArchiveKind, dest: string): 
     await extract(reader, dest);
   } catch (err) {
     if (err instanceof AssetError) throw err;
-    throw new AssetError(`unpacking: ${(err as Error).message}`);
+    const code = String((err as NodeJS.ErrnoException).code ?? '');
+    throw new AssetError(`unpacking: ${code.startsWith('Z_') ? 'corrupt gzip data: ' : ''}${(err as Error).message}`);
   } finally {
     stream.destroy();
     raw.destroy();

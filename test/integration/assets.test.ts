@@ -101,6 +101,10 @@ test.before(async () => {
   files.set('/hardlink-out.tar', Buffer.concat([tarHeader('g', '1', '../../etc/passwd'), Buffer.alloc(1024)]));
   files.set('/not-archive', Buffer.from('just some text, not an archive\n'.repeat(40)));
   files.set('/gzip-not-tar', Buffer.from(execFileSync('sh', ['-c', 'printf "plain text%.0s\\n" $(seq 1 100) | gzip -c'])));
+  files.set('/corrupt-gzip', Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0]), Buffer.alloc(200, 0x5a)]));
+  const whole = files.get('/good.tar.gz')!;
+  files.set('/truncated.tar', Buffer.concat([tarHeader('big-file', '0', '', 4096), Buffer.alloc(1000, 0x41)]));
+  files.set('/truncated.tar.gz', whole.subarray(0, Math.floor(whole.length / 2)));
   for (let i = 0; i < 3; i++) build(`rate${i}.tar.gz`, `mkdir bin && echo ${i} > bin/n${i}`);
 
   const [port, tlsPort] = [await freePort(), await freePort()];
@@ -246,6 +250,9 @@ for (const [file, re] of [
   ['hardlink-out.tar', /hard link.*leaves the asset directory/],
   ['not-archive', /neither a tar nor a gzip/],
   ['gzip-not-tar', /not a tar archive/],
+  ['corrupt-gzip', /corrupt gzip data/],
+  ['truncated.tar', /truncated/],
+  ['truncated.tar.gz', /unpacking: |truncated/],
 ] as const) {
   test(`unsafe or unusable archive refused: ${file}`, async () => {
     const cache = path.join(work, `cache-${file}`);
