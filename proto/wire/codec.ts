@@ -41,6 +41,7 @@ function restoreZeros(type: FrameType, o: Obj): Obj {
   if ((type === 'event' || type === 'keepalive') && isObj(o.check)) {
     const check: Obj = { status: 0, ...o.check };
     if (Array.isArray(check.history)) check.history = check.history.map((h) => (isObj(h) ? { status: 0, executed: 0, ...h } : h));
+    if (Array.isArray(check.hooks)) check.hooks = check.hooks.map((h) => (isObj(h) ? { status: 0, ...h } : h));
     return { ...o, check };
   }
   return o;

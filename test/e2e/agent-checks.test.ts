@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { decodeFrame, encodeFrame, messageBytes } from '../../proto/frames.ts';
+import { CONTENT_PROTOBUF, decodeFrame, encodeFrame, jsonCodec, messageBytes } from '../../proto/frames.ts';
+import { protobufCodec } from '../../proto/wire/codec.ts';
 import { freePort, sleep, startAgent, tempDir, waitFor, type AgentProc } from '../harness/index.ts';
 import { fresh } from '../harness/api.ts';
 
@@ -25,9 +26,11 @@ interface StandIn {
   close(): void;
 }
 
-async function standIn(): Promise<StandIn> {
+async function standIn(protobuf = false): Promise<StandIn> {
   const port = await freePort();
   const wss = new WebSocketServer({ port, host: '127.0.0.1' });
+  const codec = protobuf ? protobufCodec : jsonCodec;
+  if (protobuf) wss.on('headers', (headers) => { headers.push(`Content-Type: ${CONTENT_PROTOBUF}`); });
   const events: any[] = [];
   let current: WebSocket | undefined;
   wss.on('connection', (ws) => {
@@ -35,16 +38,16 @@ async function standIn(): Promise<StandIn> {
     ws.on('message', (data) => {
       const frame = decodeFrame(messageBytes(data as Buffer));
       if (frame.type !== 'event') return;
-      const event = JSON.parse(frame.payload.toString('utf8'));
+      const event = codec.decode(frame.payload, 'event') as any;
       events.push(event);
-      ws.send(encodeFrame('ack', JSON.stringify({ id: event.id, ok: true })));
+      ws.send(encodeFrame('ack', codec.encode({ id: event.id, ok: true }, 'ack')));
     });
   });
   return {
     url: `ws://127.0.0.1:${port}`,
     events,
     socket: () => current,
-    request: (req) => current!.send(encodeFrame('check_request', JSON.stringify(req))),
+    request: (req) => current!.send(encodeFrame('check_request', codec.encode(req, 'check_request'))),
     raw: (payload) => current!.send(encodeFrame('check_request', payload)),
     close: () => { for (const c of wss.clients) c.terminate(); wss.close(); },
   };
@@ -54,8 +57,8 @@ const servers: StandIn[] = [];
 const agents: AgentProc[] = [];
 let main: { s: StandIn; agent: AgentProc };
 
-async function agentWith(extraArgs: string[] = []): Promise<{ s: StandIn; agent: AgentProc }> {
-  const s = await standIn();
+async function agentWith(extraArgs: string[] = [], protobuf = false): Promise<{ s: StandIn; agent: AgentProc }> {
+  const s = await standIn(protobuf);
   servers.push(s);
   const agent = await startAgent({ name: fresh('checks'), backendUrls: s.url, extraArgs });
   agents.push(agent);
@@ -335,6 +338,19 @@ test('--disable-assets: a check that needs assets gives status 3 saying assets a
   assert.match(e.check.output, /assets are disabled on this agent/);
   const plain = await run(t, 'no-asset', { command: 'echo hi' });
   assert.is(plain.check.output, 'hi\n');
+});
+
+test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire', async () => {
+  const t = await agentWith(['--protobuf'], true);
+  const e = await run(t, 'pb-hooked', { command: `${PLUGINS}/check_dummy 2 down`, check_hooks: [{ type: 'critical', hooks: ['pb-hook'] }] },
+    { hooks: [{ metadata: { name: 'pb-hook' }, command: 'echo "hook $TOKEN"', timeout: 5 }], secrets: ['TOKEN=t0k'] });
+  assert.is(e.check.status, 2);
+  assert.is(e.check.output, 'CRITICAL: down\n');
+  assert.is(e.check.hooks.length, 1);
+  assert.is(e.check.hooks[0].config.metadata.name, 'pb-hook');
+  assert.is(e.check.hooks[0].output, 'hook \n', 'secrets are for the check command, not its hooks');
+  assert.is(e.check.hooks[0].status, 0);
+  assert.equal(e.check.check_hooks, [{ hooks: ['pb-hook'], type: 'critical' }]);
 });
 
 test.run();
