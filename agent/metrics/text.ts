@@ -5,17 +5,12 @@ import type { MetricPoint, MetricTag } from './index.ts';
 // output cannot grow the event.
 
 const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const INTEGER = /^[+-]?\d+$/;
 
 /** A decimal number (no hex, no Infinity/NaN), or undefined. */
 export function parseFloatStrict(s: string): number | undefined {
   if (!FLOAT.test(s)) return undefined;
   const n = +s;
   return Number.isFinite(n) ? n : undefined;
-}
-
-export function isInteger(s: string): boolean {
-  return INTEGER.test(s);
 }
 
 /** Calls fn for each line (without its \n or \r\n), numbered from 1; blank lines included. */

@@ -1,6 +1,8 @@
 // suite-timeout: 60
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { extractMetrics, METRIC_FORMATS, type MetricPoint } from '../../agent/metrics/index.ts';
 
 const EXECUTED = 1700000000;
@@ -283,6 +285,45 @@ test('prometheus: bad lines are skipped and reported', () => {
   assert.equal(simple(r.points), [['good', 1, EXECUTED], ['good2', 2, EXECUTED]]);
   assert.is(r.errors.length, lines.length - 2);
   assert.ok(r.errors.every((e) => e.startsWith('prometheus_text line ')));
+});
+
+// Real plugin output, from the monitoring-plugins package the Makefile installs.
+const PLUGINS = '/usr/lib/nagios/plugins';
+
+function plugin(name: string, args: string[]): string {
+  try {
+    return execFileSync(`${PLUGINS}/${name}`, args, { encoding: 'utf8', timeout: 20_000 });
+  } catch (e) {
+    // Non-zero exit (WARNING/CRITICAL) still prints the plugin output.
+    return String((e as { stdout?: unknown }).stdout ?? '');
+  }
+}
+
+test('nagios: perfdata of the real check_load, check_disk, check_procs, check_users, check_swap', () => {
+  if (!existsSync(`${PLUGINS}/check_load`)) {
+    console.log(`  (skipped: ${PLUGINS} not installed)`);
+    return;
+  }
+  const cases: Array<[string, string[], string[]]> = [
+    ['check_load', ['-w', '5,4,3', '-c', '10,6,4'], ['load1', 'load5', 'load15']],
+    ['check_disk', ['-w', '20%', '-c', '10%', '-p', '/'], ['/']],
+    ['check_procs', [], ['procs']],
+    ['check_users', ['-w', '5', '-c', '10'], ['users']],
+    ['check_swap', ['-w', '20%', '-c', '10%'], ['swap']],
+  ];
+  for (const [name, args, expected] of cases) {
+    if (!existsSync(`${PLUGINS}/${name}`)) continue;
+    const out = plugin(name, args);
+    const r = run('nagios_perfdata', out, [{ name: 'plugin', value: name }]);
+    assert.equal(r.errors, [], `${name}: ${out}`);
+    assert.equal(r.points.map((p) => p.name), expected, `${name}: ${out}`);
+    assertValid(r.points);
+    for (const p of r.points) {
+      assert.ok(p.value >= 0, `${name} ${p.name} >= 0`);
+      assert.is(p.timestamp, EXECUTED);
+      assert.equal(p.tags, [{ name: 'plugin', value: name }]);
+    }
+  }
 });
 
 // ---- robustness ----
