@@ -27,7 +27,7 @@ export function parseGraphite(output: string, executed: number, tags: MetricTag[
     if (rawTs === '-1') timestamp = executed;
     else {
       const ts = parseFloatStrict(rawTs);
-      if (ts === undefined || ts < 0) {
+      if (ts === undefined || ts < 0 || !Number.isSafeInteger(Math.floor(ts))) {
         errors.add(FORMAT, lineNo, 'timestamp is not a number of seconds', line);
         return;
       }

@@ -115,6 +115,7 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
     const rawTs = line.slice(tsStart, k);
     if (!/^-?\d+$/.test(rawTs)) throw new LineError('timestamp is not milliseconds since the epoch');
     timestamp = Math.floor(+rawTs / 1000);
+    if (!Number.isSafeInteger(timestamp)) throw new LineError('timestamp is out of range');
     if (skipSpace(line, k) < line.length) throw new LineError('unexpected text after the timestamp');
   }
   if (!Number.isFinite(value)) return;

@@ -60,8 +60,8 @@ const DIGITS = /^\d+$/;
 export function epochToSeconds(digits: string, unit: 's' | 'ms' | 'ns'): number | undefined {
   if (!DIGITS.test(digits)) return undefined;
   const drop = unit === 's' ? 0 : unit === 'ms' ? 3 : 9;
-  if (drop === 0) return +digits;
-  return digits.length > drop ? +digits.slice(0, digits.length - drop) : 0;
+  const secs = drop === 0 ? +digits : digits.length > drop ? +digits.slice(0, digits.length - drop) : 0;
+  return Number.isSafeInteger(secs) ? secs : undefined;
 }
 
 export const MAX_ERRORS = 20;

@@ -340,6 +340,18 @@ test('no format throws on hostile input', () => {
   }
 });
 
+test('absurd timestamps are rejected, not turned into Infinity', () => {
+  const huge = '9'.repeat(400);
+  for (const [f, line] of [
+    ['graphite_plaintext', `a 1 ${huge}`], ['graphite_plaintext', 'a 1 1e300'], ['influxdb_line', `m v=1 ${huge}`],
+    ['opentsdb_line', `a ${huge} 1`], ['prometheus_text', `a 1 ${huge}`], ['prometheus_text', `a 1 -${huge}`],
+  ] as const) {
+    const r = run(f, line);
+    assert.equal(r.points, [], `${f}: ${line.slice(0, 30)}`);
+    assert.is(r.errors.length, 1, f);
+  }
+});
+
 test('a large output parses into every point', () => {
   const n = 20000;
   const lines = Array.from({ length: n }, (_, i) => `m${i} ${i} 1700000000`).join('\n');
