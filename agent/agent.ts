@@ -96,7 +96,8 @@ export class Agent implements EventSink {
     });
     this.checks = new CheckExecutor({
       log: checkLog,
-      entity: () => this.entity(),
+      // Host facts as events reuse them (SYSTEM_MAX_AGE_MS): a busy schedule must not collect them per check.
+      entity: () => { const now = new Date(); return withManaged(buildEntity(this.config, this.systemFacts(now), now), this.managed); },
       submit: (event) => this.submit(event),
       commandEnv: () => commandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
       allowList: opts.allowList ?? (config['allow-list'] ? loadAllowList(config['allow-list']) : undefined),
@@ -179,6 +180,7 @@ export class Agent implements EventSink {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.stopKeepalives();
+      await this.checks.stop();
       await closeAll(this.listeners);
       // Deregistration is asked for in the close itself, so it needs no frame the backend might miss.
       await this.connection.close(this.entity().deregister ? DEREGISTER_CLOSE_REASON : undefined);

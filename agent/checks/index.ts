@@ -40,11 +40,13 @@ class CheckFailure extends Error {}
 export class CheckExecutor {
   private readonly intake = new CheckIntake();
   private readonly running = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
 
   constructor(private readonly deps: CheckExecutorDeps) {}
 
   /** Takes a decoded `check_request` payload; never throws. */
   handle(value: unknown): void {
+    if (this.abort.signal.aborted) { this.deps.log.debug('check request ignored: the agent is stopping'); return; }
     const r = v.safeParse(CheckRequest, value);
     if (!r.success) {
       this.deps.log.warn('ignoring malformed check request', { error: describeIssues(r.issues) });
@@ -67,9 +69,19 @@ export class CheckExecutor {
     this.running.add(p);
   }
 
-  /** Resolves when every check running now has finished (used on stop and in tests). */
+  /** Resolves when every check running now has finished. */
   async idle(): Promise<void> {
     while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
+  /**
+   * The agent is stopping: no new checks, running commands and hooks are killed (their process
+   * groups) and their results dropped, as the reference's agent cancels them on shutdown.
+   */
+  async stop(): Promise<void> {
+    if (this.running.size) this.deps.log.info('stopping running checks', { running: this.running.size });
+    this.abort.abort();
+    await this.idle();
   }
 
   private async execute(req: CheckRequest): Promise<void> {
@@ -101,11 +113,16 @@ export class CheckExecutor {
     // Secrets reach the command's environment only; they are never logged.
     const commandEnv = withEnvVars(decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env, secretVars(req.secrets));
     const stdin = config.stdin ? JSON.stringify({ entity, check: { ...config, issued } }) + '\n' : undefined;
-    const run = await runCommand({ command: config.command, env: commandEnv, timeout: config.timeout, stdin });
+    const run = await runCommand({ command: config.command, env: commandEnv, timeout: config.timeout, stdin, signal: this.abort.signal });
+    if (run.cancelled) { this.deps.log.info('check cancelled: the agent is stopping', { check: config.metadata.name }); return; }
     const selection = selectHooks(config, hooks, run.status);
     if (selection.missing.length) this.deps.log.warn('check hooks missing from the request', { check: config.metadata.name, hooks: selection.missing });
     const hookResults: HookResult[] = [];
-    for (const hook of selection.hooks) hookResults.push(await this.runHook(req, hook, issued, entity, config));
+    for (const hook of selection.hooks) {
+      if (this.abort.signal.aborted) return;
+      hookResults.push(await this.runHook(req, hook, issued, entity, config));
+    }
+    if (this.abort.signal.aborted) return;
     await this.send(buildCheckEvent({ config, issued, run, hooks: hookResults, extractMetrics: this.deps.extractMetrics, log: this.deps.log }));
   }
 
@@ -125,7 +142,7 @@ export class CheckExecutor {
       return result(failed(DENIED_OUTPUT.replace('check command', 'hook command')));
     }
     const stdin = hook.stdin ? JSON.stringify({ entity, check: { ...check, issued } }) + '\n' : undefined;
-    return result(await runCommand({ command: hook.command, env, timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT, stdin }));
+    return result(await runCommand({ command: hook.command, env, timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT, stdin, signal: this.abort.signal }));
   }
 
   /** The command's environment with its assets; throws CheckFailure when they cannot be had. */

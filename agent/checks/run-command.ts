@@ -17,6 +17,8 @@ export interface CommandSpec {
   timeout?: number;
   /** Written to stdin, which is then closed; no stdin at all otherwise. */
   stdin?: string;
+  /** Aborting kills the process group (the agent is stopping); the result has `cancelled`. */
+  signal?: AbortSignal;
 }
 
 export interface CommandResult {
@@ -27,6 +29,7 @@ export interface CommandResult {
   /** Unix seconds at start. */
   executed: number;
   timedOut: boolean;
+  cancelled?: boolean;
 }
 
 export function runCommand(spec: CommandSpec): Promise<CommandResult> {
@@ -39,12 +42,14 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
     let grace: NodeJS.Timeout | undefined;
+    let cancelled = false;
     const finish = (status: number, prefix = '') => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       clearTimeout(grace);
-      resolve({ status, output: prefix + Buffer.concat(chunks).toString('utf8'), duration: (Date.now() - startedAt) / 1000, executed, timedOut });
+      spec.signal?.removeEventListener('abort', onAbort);
+      resolve({ status, output: prefix + Buffer.concat(chunks).toString('utf8'), duration: (Date.now() - startedAt) / 1000, executed, timedOut, ...(cancelled ? { cancelled } : {}) });
     };
     let child;
     try {
@@ -78,8 +83,15 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
         grace = setTimeout(() => finish(2, TIMED_OUT_OUTPUT), CLOSE_GRACE_MS);
       }, spec.timeout * 1000);
     }
+    function onAbort() {
+      cancelled = true;
+      killGroup();
+      grace = setTimeout(() => finish(3), CLOSE_GRACE_MS);
+    }
+    if (spec.signal?.aborted) onAbort(); else spec.signal?.addEventListener('abort', onAbort, { once: true });
     const settle = (code: number | null, signal: NodeJS.Signals | null) => {
       if (timedOut) return finish(2, TIMED_OUT_OUTPUT);
+      if (cancelled) return finish(3);
       if (code !== null) return finish(code);
       finish(3, signal ? `command killed by signal ${signal}\n` : '');
     };

@@ -340,6 +340,22 @@ test('--disable-assets: a check that needs assets gives status 3 saying assets a
   assert.is(plain.check.output, 'hi\n');
 });
 
+test('stopping the agent kills running checks (their process groups) and drops their results', async () => {
+  const t = await agentWith();
+  const marker = join(tempDir('checks-stop'), 'survived');
+  t.s.request(request('long', { command: `sleep 3; touch ${marker}` }));
+  await t.agent.proc.waitForLine((l) => l.includes('check request accepted') && l.includes('"long"'), 5000);
+  await sleep(300);
+  const started = Date.now();
+  const exit = await t.agent.stop(8000);
+  assert.is(exit.code, 0, t.agent.proc.tail(10));
+  assert.ok(Date.now() - started < 5000);
+  assert.ok(t.agent.proc.lines().some((l) => l.includes('check cancelled: the agent is stopping')), t.agent.proc.tail(10));
+  await sleep(3500);
+  assert.throws(() => readFileSync(marker), 'the command was killed');
+  assert.not.ok(t.s.events.some((e) => e.check?.metadata?.name === 'long'));
+});
+
 test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire', async () => {
   const t = await agentWith(['--protobuf'], true);
   const e = await run(t, 'pb-hooked', { command: `${PLUGINS}/check_dummy 2 down`, check_hooks: [{ type: 'critical', hooks: ['pb-hook'] }] },
