@@ -21,7 +21,7 @@ import { AssetManager } from './assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
-// submits to (HTTP API, sockets, StatsD; the check runner later), so each stays ignorant of the others.
+// submits to (HTTP API, sockets, StatsD, the check runner), so each stays ignorant of the others.
 
 /** How long events reuse the host facts of the last keepalive (the reference refreshes them every 20 s). */
 const SYSTEM_MAX_AGE_MS = 20_000;
