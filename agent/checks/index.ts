@@ -34,6 +34,7 @@ export interface CheckExecutorDeps {
 
 const NO_ASSETS: AssetEnv = { env: {}, path: [], libraryPath: [], includePath: [] };
 const DEFAULT_HOOK_TIMEOUT = 60;
+const NO_TOKENS_IN = new Set(['sha512']);
 
 class CheckFailure extends Error {}
 
@@ -89,18 +90,23 @@ export class CheckExecutor {
     const entity = this.deps.entity();
     let config: RequestCheckConfig = req.config;
     let hooks: RequestHookConfig[] = req.hooks ?? [];
+    let assets = req.assets ?? [];
+    let hookAssets = req.hook_assets ?? {};
     const fail = (message: string, status = 3) => this.send(buildCheckEvent({ config, issued, run: failed(message, status), log: this.deps.log }));
     try {
       const data = tokenData(entity);
       config = substituteTokens(req.config, data);
       hooks = substituteTokens(hooks, data);
+      // An asset's checksum is what it is; only its URL, headers and filters take tokens.
+      assets = substituteTokens(assets, data, NO_TOKENS_IN);
+      hookAssets = substituteTokens(hookAssets, data, NO_TOKENS_IN);
     } catch (e) {
       if (e instanceof TokenError) return fail(e.message);
       throw e;
     }
     let env: Record<string, string | undefined>;
     try {
-      env = await this.environment(config.runtime_assets ?? [], (req.assets ?? []) as Asset[], entity);
+      env = await this.environment(config.runtime_assets ?? [], assets as Asset[], entity);
     } catch (e) {
       if (e instanceof CheckFailure) return fail(e.message);
       throw e;
@@ -120,17 +126,17 @@ export class CheckExecutor {
     const hookResults: HookResult[] = [];
     for (const hook of selection.hooks) {
       if (this.abort.signal.aborted) return;
-      hookResults.push(await this.runHook(req, hook, issued, entity, config));
+      hookResults.push(await this.runHook(hookAssets, hook, issued, entity, config));
     }
     if (this.abort.signal.aborted) return;
     await this.send(buildCheckEvent({ config, issued, run, hooks: hookResults, extractMetrics: this.deps.extractMetrics, log: this.deps.log }));
   }
 
-  private async runHook(req: CheckRequest, hook: RequestHookConfig, issued: number, entity: Entity, check: RequestCheckConfig): Promise<HookResult> {
+  private async runHook(hookAssets: NonNullable<CheckRequest['hook_assets']>, hook: RequestHookConfig, issued: number, entity: Entity, check: RequestCheckConfig): Promise<HookResult> {
     const result = (run: Execution): HookResult => ({ config: hook, executed: run.executed, issued, output: run.output, status: run.status, duration: run.duration });
     let env: Record<string, string | undefined>;
     try {
-      const assets = (req.hook_assets?.[hook.metadata.name] as { assets?: Asset[] } | undefined)?.assets ?? [];
+      const assets = (hookAssets[hook.metadata.name] as { assets?: Asset[] } | undefined)?.assets ?? [];
       env = await this.environment(hook.runtime_assets ?? [], assets, entity);
     } catch (e) {
       if (e instanceof CheckFailure) return result(failed(e.message));

@@ -164,6 +164,13 @@ test('tokens: entity fields, default, assetPath; an unmatched token gives status
   assert.is(bad.check.status, 3);
   assert.match(bad.check.output, /^unmatched token: \{\{ \.labels\.nope \}\}/);
   assert.throws(() => readFileSync(marker));
+  // Asset fields take tokens too, except the checksum.
+  const asset = await run(main, 'token-asset', { command: 'echo ran', runtime_assets: ['tool'] },
+    { assets: [{ metadata: { name: 'tool' }, url: 'http://127.0.0.1:1/{{ .labels.gone }}.tar.gz', sha512: 'a'.repeat(128) }] });
+  assert.is(asset.check.status, 3);
+  assert.match(asset.check.output, /^unmatched token: \{\{ \.labels\.gone \}\}/);
+  const sha = await run(main, 'token-sha', { command: 'echo ran' }, { assets: [{ metadata: { name: 'tool' }, url: 'http://x/{{ .name }}', sha512: '{{ .labels.gone }}' }] });
+  assert.is(sha.check.output, 'ran\n', 'sha512 is never substituted');
 });
 
 test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do not run on failure', async () => {
