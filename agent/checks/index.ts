@@ -6,6 +6,7 @@ import type { Event } from '../../proto/schemas/event.ts';
 import type { AllowListEntry } from '../../proto/schemas/check-request.ts';
 import type { Logger } from '../../proto/log.ts';
 import { applyAssetEnv, type Asset, type AssetEnv } from '../assets/index.ts';
+import { Asset as AssetSchema } from '../../proto/schemas/resources/assets.ts';
 import { checkAllowed, DENIED_OUTPUT } from './allow-list.ts';
 import { buildCheckEvent, type Execution, type ExtractMetrics, type HookResult } from './event.ts';
 import { selectHooks } from './hooks.ts';
@@ -157,8 +158,13 @@ export class CheckExecutor {
     if (names.length === 0) return base;
     if (this.deps.disableAssets) throw new CheckFailure(`assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`);
     if (!this.deps.prepareAssets) throw new CheckFailure('assets are not available on this agent');
+    // The request's assets come from the backend: checked here, so a bad one fails this check only.
+    const parsed = v.safeParse(v.array(AssetSchema), assets);
+    if (!parsed.success) throw new CheckFailure(`invalid asset in the check request: ${describeIssues(parsed.issues)}`);
+    const missing = names.filter((n) => !parsed.output.some((a) => a.metadata.name === n));
+    if (missing.length) throw new CheckFailure(`the check request carries no definition of asset ${missing.join(', ')}`);
     let assetEnv = NO_ASSETS;
-    try { assetEnv = await this.deps.prepareAssets(assets, entity); } catch (e) {
+    try { assetEnv = await this.deps.prepareAssets(parsed.output, entity); } catch (e) {
       throw new CheckFailure(`cannot prepare assets ${names.join(', ')}: ${(e as Error).message}`);
     }
     return applyAssetEnv(base, assetEnv);

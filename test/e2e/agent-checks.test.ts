@@ -1,6 +1,8 @@
 // suite-timeout: 240
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -54,6 +56,7 @@ async function standIn(protobuf = false): Promise<StandIn> {
 }
 
 const servers: StandIn[] = [];
+let files: Server | undefined;
 const agents: AgentProc[] = [];
 let main: { s: StandIn; agent: AgentProc };
 
@@ -85,6 +88,7 @@ test.before(async () => {
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});
   for (const s of servers) s.close();
+  files?.close();
 });
 
 test('real plugins: check_dummy status and output; the event carries entity, executed, duration, issued', async () => {
@@ -361,6 +365,32 @@ test('stopping the agent kills running checks (their process groups) and drops t
   await sleep(3500);
   assert.throws(() => readFileSync(marker), 'the command was killed');
   assert.not.ok(t.s.events.some((e) => e.check?.metadata?.name === 'long'));
+});
+
+test('assets: the check runs with the asset on PATH and $NAME_PATH; a bad checksum or a missing definition gives status 3', async () => {
+  const dir = tempDir('check-asset');
+  mkdirSync(join(dir, 'src', 'bin'), { recursive: true });
+  writeFileSync(join(dir, 'src', 'bin', 'hello-tool'), '#!/bin/sh\necho "hello from the asset $1"\n');
+  chmodSync(join(dir, 'src', 'bin', 'hello-tool'), 0o755);
+  execFileSync('tar', ['czf', join(dir, 'hello.tar.gz'), '-C', join(dir, 'src'), 'bin']);
+  const archive = readFileSync(join(dir, 'hello.tar.gz'));
+  const sum = createHash('sha512').update(archive).digest('hex');
+  files = createServer((_req, res) => { res.writeHead(200, { 'Content-Type': 'application/gzip' }); res.end(archive); });
+  await new Promise<void>((r) => files!.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(files.address() as { port: number }).port}/hello.tar.gz`;
+  const asset = (sha512: string) => ({ metadata: { name: 'hello-asset', namespace: 'default' }, url, sha512 });
+  const ok = await run(main, 'with-asset', { command: 'hello-tool {{ .labels.region }}; ls "$HELLO_ASSET_PATH"', runtime_assets: ['hello-asset'] }, { assets: [asset(sum)] }, 30000);
+  assert.is(ok.check.status, 0, ok.check.output);
+  assert.is(ok.check.output, 'hello from the asset eu\nbin\n');
+  const bad = await run(main, 'bad-asset', { command: 'hello-tool', runtime_assets: ['hello-asset'] }, { assets: [{ ...asset('b'.repeat(128)), metadata: { name: 'hello-asset', namespace: 'other' } }] }, 30000);
+  assert.is(bad.check.status, 3);
+  assert.match(bad.check.output, /hello-asset/);
+  const missing = await run(main, 'no-definition', { command: 'hello-tool', runtime_assets: ['nowhere'] });
+  assert.is(missing.check.status, 3);
+  assert.match(missing.check.output, /no definition of asset nowhere/);
+  const invalid = await run(main, 'invalid-asset', { command: 'hello-tool', runtime_assets: ['x'] }, { assets: [{ metadata: { name: 'x' }, url: 'not a url' }] });
+  assert.is(invalid.check.status, 3);
+  assert.match(invalid.check.output, /invalid asset in the check request/);
 });
 
 test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire', async () => {
