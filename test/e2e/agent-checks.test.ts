@@ -149,6 +149,11 @@ test('stdin: true hands the event as JSON; env_vars over the agent environment; 
   const mixed = await run(main, 'mixed', { command: 'echo out; echo err >&2; exit 7' });
   assert.is(mixed.check.status, 7);
   assert.is(mixed.check.output, 'out\nerr\n');
+  // A background child that keeps the output pipe open does not hold the result.
+  const t0 = Date.now();
+  const bg = await run(main, 'background', { command: 'echo started; sleep 4 &' });
+  assert.is(bg.check.output, 'started\n');
+  assert.ok(Date.now() - t0 < 10000);
   const missing = await run(main, 'missing', { command: 'no-such-command-xyz' });
   assert.is(missing.check.status, 127);
   assert.match(missing.check.output, /not found/);
