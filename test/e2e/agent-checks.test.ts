@@ -266,13 +266,11 @@ test('metrics: output_metric_format goes through the extractor; handlers and tag
   assert.is(e.check.output, '', 'discarded after extraction');
   assert.equal(e.metrics.handlers, ['influx']);
   assert.ok(Array.isArray(e.metrics.points));
-  // The extractor (agent/metrics) is built beside this runner; once it parses perfdata, check the points.
-  if (e.metrics.points.length) {
-    const load1 = e.metrics.points.find((p: any) => p.name === 'load1');
-    assert.ok(load1, JSON.stringify(e.metrics.points));
-    assert.is(load1.timestamp, e.check.executed);
-    assert.ok(load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'));
-  }
+  assert.equal(e.metrics.points.map((p: any) => p.name).sort(), ['load1', 'load15', 'load5'], JSON.stringify(e.metrics.points));
+  const load1 = e.metrics.points.find((p: any) => p.name === 'load1');
+  assert.type(load1.value, 'number');
+  assert.is(load1.timestamp, e.check.executed);
+  assert.ok(load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'), 'output_metric_tags, tokens substituted');
   const plain = await run(main, 'no-metrics', { command: 'echo x' });
   assert.is(plain.metrics, undefined);
 });
