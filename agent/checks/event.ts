@@ -11,8 +11,9 @@ import type { extractMetrics } from '../metrics/index.ts';
 /** The metric-extraction seam (agent/metrics): parses `output` in `format` into points. */
 export type ExtractMetrics = typeof extractMetrics;
 
+/** A hook's result as Sensu shows it: the hook's configuration inline, then what the run gave. */
 export interface HookResult {
-  config: Record<string, unknown>;
+  [field: string]: unknown;
   executed: number;
   issued: number;
   output: string;

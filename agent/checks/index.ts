@@ -134,7 +134,7 @@ export class CheckExecutor {
   }
 
   private async runHook(hookAssets: NonNullable<CheckRequest['hook_assets']>, hook: RequestHookConfig, issued: number, entity: Entity, check: RequestCheckConfig): Promise<HookResult> {
-    const result = (run: Execution): HookResult => ({ config: hook, executed: run.executed, issued, output: run.output, status: run.status, duration: run.duration });
+    const result = (run: Execution): HookResult => ({ ...hook, executed: run.executed, issued, output: run.output, status: run.status, duration: run.duration });
     let env: Record<string, string | undefined>;
     try {
       const assets = (hookAssets[hook.metadata.name] as { assets?: Asset[] } | undefined)?.assets ?? [];

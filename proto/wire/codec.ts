@@ -41,10 +41,32 @@ function restoreZeros(type: FrameType, o: Obj): Obj {
   if ((type === 'event' || type === 'keepalive') && isObj(o.check)) {
     const check: Obj = { status: 0, ...o.check };
     if (Array.isArray(check.history)) check.history = check.history.map((h) => (isObj(h) ? { status: 0, executed: 0, ...h } : h));
-    if (Array.isArray(check.hooks)) check.hooks = check.hooks.map((h) => (isObj(h) ? { status: 0, ...h } : h));
+    if (Array.isArray(check.hooks)) check.hooks = check.hooks.map((h) => (isObj(h) ? flatHook(h) : h));
     return { ...o, check };
   }
   return o;
+}
+
+// A hook result's JSON holds its configuration inline (`{metadata, command, ..., status, output}`),
+// as Sensu's does; the wire message nests it under `config`.
+const HOOK_RESULT_FIELDS = ['duration', 'executed', 'issued', 'output', 'status'];
+
+function nestedHook(h: Obj): Obj {
+  const config: Obj = {};
+  const out: Obj = { config };
+  for (const [k, v] of Object.entries(h)) (HOOK_RESULT_FIELDS.includes(k) ? out : config)[k] = v;
+  return out;
+}
+
+function flatHook(h: Obj): Obj {
+  const { config, ...rest } = h;
+  return { ...(isObj(config) ? config : {}), status: 0, ...rest };
+}
+
+function forWire(obj: Obj): Obj {
+  const check = obj.check;
+  if (!isObj(check) || !Array.isArray(check.hooks)) return obj;
+  return { ...obj, check: { ...check, hooks: check.hooks.map((h) => (isObj(h) ? nestedHook(h) : h)) } };
 }
 
 export const protobufCodec: PayloadCodec = {
@@ -53,7 +75,7 @@ export const protobufCodec: PayloadCodec = {
     if (!type) throw new FrameError('protobuf payloads need their frame type');
     const T = MESSAGE_OF[type];
     let obj = (isObj(value) ? value : {}) as Obj;
-    if (T.name === 'Event' && obj.id !== undefined) obj = { ...obj, id: idToBytes(obj.id) };
+    if (T.name === 'Event') obj = forWire(obj.id !== undefined ? { ...obj, id: idToBytes(obj.id) } : obj);
     return Buffer.from(T.encode(T.fromObject(obj)).finish());
   },
   decode(payload, type) {

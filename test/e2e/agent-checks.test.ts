@@ -203,7 +203,7 @@ test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do n
   });
   assert.is(e.check.status, 2);
   const hooks: any[] = e.check.hooks;
-  assert.equal(hooks.map((h) => h.config.metadata.name), ['ps-hook', 'stdin-hook', 'nz-hook']);
+  assert.equal(hooks.map((h) => h.metadata.name), ['ps-hook', 'stdin-hook', 'nz-hook']);
   assert.is(hooks[0].output, 'hook-one\n');
   assert.is(hooks[0].status, 1);
   assert.is(hooks[0].issued, e.check.issued);
@@ -213,7 +213,7 @@ test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do n
   assert.is(hooks[2].output, 'eu\n', 'tokens are substituted in hooks');
   const ok = await run(main, 'hooked-ok', { command: 'true', check_hooks: [{ type: 'ok', hooks: ['ok-hook'] }, { type: 'non-zero', hooks: ['nz-hook'] }] },
     { hooks: [{ metadata: { name: 'ok-hook' }, command: 'echo fine' }, { metadata: { name: 'nz-hook' }, command: 'echo never' }] });
-  assert.equal(ok.check.hooks.map((h: any) => [h.config.metadata.name, h.output]), [['ok-hook', 'fine\n']]);
+  assert.equal(ok.check.hooks.map((h: any) => [h.metadata.name, h.output]), [['ok-hook', 'fine\n']]);
 });
 
 test('duplicate and stale requests are refused; a running check is not started twice', async () => {
@@ -403,7 +403,8 @@ test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire'
   assert.is(e.check.status, 2);
   assert.is(e.check.output, 'CRITICAL: down\n');
   assert.is(e.check.hooks.length, 1);
-  assert.is(e.check.hooks[0].config.metadata.name, 'pb-hook');
+  assert.is(e.check.hooks[0].metadata.name, 'pb-hook', 'the hook configuration is inline, as in Sensu');
+  assert.is(e.check.hooks[0].command, 'echo "hook $TOKEN"');
   assert.is(e.check.hooks[0].output, 'hook \n', 'secrets are for the check command, not its hooks');
   assert.is(e.check.hooks[0].status, 0);
   assert.equal(e.check.check_hooks, [{ hooks: ['pb-hook'], type: 'critical' }]);
