@@ -39,8 +39,14 @@ export const subjects = {
   agent: (ns: string, name: string) => `monitor.agent.${encodeToken(ns)}.${encodeToken(name)}`,
   /** Ad hoc check requests queued for the scheduler: `<prefix>.<namespace>`. */
   adhocPrefix: 'monitor.adhoc',
-  /** Check requests fanned out to every agent of a subscription. */
+  /** Check requests fanned out to every agent of a subscription (payload: CheckRequest as JSON). */
   subscription: (ns: string, sub: string) => `monitor.sub.${encodeToken(ns)}.${encodeToken(sub)}`,
+  /**
+   * Round-robin check requests of a subscription: every session subscribes with the queue group
+   * `roundRobinQueue`, so NATS hands each request to exactly one agent of the subscription.
+   */
+  roundRobin: (ns: string, sub: string) => `monitor.rr.${encodeToken(ns)}.${encodeToken(sub)}`,
+  roundRobinQueue: 'monitor-rr',
   /** Pipeline work queue: `<prefix>.jobs` holds `{event, handlers}` jobs for the pipeline workers. */
   pipelinePrefix: 'monitor.pipeline',
   pipelineJobsTopic: 'jobs',
