@@ -12,11 +12,15 @@ import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../.
 import type { AgentIdentity } from './handshake.ts';
 import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
 import { routeAgentEvent } from './event-route.ts';
+import { CheckSubscriptions, subscriptionsOfEntityConfig } from './subscriptions.ts';
+import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 export const CLOSE_INVALID_PAYLOAD = 1007;
 /** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */
 const MAX_IN_FLIGHT = 64;
+/** Bytes queued on an agent's socket beyond which check requests are dropped, not buffered. */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 export interface SessionDeps {
   actors: ActorClient;
@@ -37,12 +41,19 @@ export class AgentSession {
   private paused = false;
   private closed = false;
   private readonly direct: { unsubscribe(): void };
+  private readonly checks: CheckSubscriptions;
+  /** Set once an entity_config push arrived, so a slower start-up read cannot undo it. */
+  private pushedConfig = false;
   /** Last time anything came from the agent (frames or pongs), for the heartbeat. */
   private lastActivity = Date.now();
   private lastPing = 0;
 
   constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps, private readonly codec: PayloadCodec = jsonCodec) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
+    this.checks = new CheckSubscriptions({
+      nats: deps.nats, namespace: identity.namespace, agentName: identity.agentName,
+      deliver: (req) => this.sendCheckRequest(req), log: () => this.log,
+    }, identity.subscriptions);
     this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => this.relay(Buffer.from(m.data)));
     ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     ws.on('pong', () => { this.lastActivity = Date.now(); });
@@ -142,9 +153,10 @@ export class AgentSession {
    */
   private relay(data: Buffer): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    if (this.codec === jsonCodec) { this.ws.send(data); return; }
     try {
       const frame = decodeFrame(data);
+      if (frame.type === 'entity_config') this.followEntityConfig(jsonCodec.decode(frame.payload));
+      if (this.codec === jsonCodec) { this.ws.send(data); return; }
       this.ws.send(encodeFrame(frame.type, this.codec.encode(jsonCodec.decode(frame.payload), frame.type)));
     } catch (err) {
       this.log.warn('dropping a malformed direct message', { error: (err as Error).message });
@@ -155,9 +167,33 @@ export class AgentSession {
   private async sendEntityConfig(): Promise<void> {
     try {
       const entity = await this.deps.actors.ask(ENTITY_KIND, this.actorId, 'get', null);
+      if (entity && !this.pushedConfig) this.checks.set(subscriptionsOfEntityConfig(entity));
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND, 'entity_config')));
     } catch (err) {
       this.log.warn('entity config not sent', { error: (err as Error).message });
+    }
+  }
+
+  /** A stored entity's subscriptions replace the header's (reference 2.5 steps 3 and 5). */
+  private followEntityConfig(value: unknown): void {
+    const list = subscriptionsOfEntityConfig(value);
+    if (!list) return;
+    this.pushedConfig = true;
+    this.checks.set(list);
+  }
+
+  private sendCheckRequest(req: CheckRequest): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    // A stalled agent must not make the backend buffer requests without bound; the scheduler sends
+    // the next one on the next interval anyway.
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.log.warn('dropping a check request: the agent is not reading', { check: req.config.metadata.name, buffered: this.ws.bufferedAmount });
+      return;
+    }
+    try {
+      this.ws.send(encodeFrame('check_request', this.codec.encode(req, 'check_request')));
+    } catch (err) {
+      this.log.warn('dropping a check request that cannot be encoded', { check: req.config.metadata.name, error: (err as Error).message });
     }
   }
 
@@ -165,6 +201,7 @@ export class AgentSession {
     if (this.closed) return;
     this.closed = true;
     this.direct.unsubscribe();
+    this.checks.close();
     // The actor deregisters only an entity stored with `deregister: true`; any other goodbye is a no-op.
     if (code === 1000 && reason === DEREGISTER_CLOSE_REASON) {
       void this.deps.actors.ask(ENTITY_KIND, this.actorId, 'deregister', null)

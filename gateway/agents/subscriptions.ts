@@ -1,0 +1,96 @@
+import * as v from 'valibot';
+import { subjects } from '../../proto/names.ts';
+import { describeIssues } from '../../proto/schemas/common.ts';
+import { CheckRequest } from '../../proto/schemas/check-request.ts';
+import { Entity } from '../../proto/schemas/entity.ts';
+import { ENTITY_NOT_FOUND } from '../../proto/frames.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { NatsAdapter } from '../../actors/runtime/nats.ts';
+
+// Check requests reach an agent through the subjects of its subscriptions (reference 2.5 steps
+// 3-6): one subject fans out to every agent of a subscription, the other is shared by a queue group
+// so NATS hands each round-robin request to exactly one agent, wherever it is connected.
+
+type Sub = { unsubscribe(): void };
+
+export interface CheckSubscriptionsDeps {
+  nats: Pick<NatsAdapter, 'subscribe'>;
+  namespace: string;
+  agentName: string;
+  /** Hands a validated request to the session, which encodes and sends it. */
+  deliver: (req: CheckRequest) => void;
+  log: () => Logger;
+}
+
+/** The subscriptions a session listens to: the given ones plus the agent's own `entity:<name>`. */
+export function effectiveSubscriptions(agentName: string, list: readonly string[] | null | undefined): string[] {
+  return [...new Set([...(list ?? []).filter((s) => s !== ''), `entity:${agentName}`])];
+}
+
+/**
+ * The subscriptions of a stored entity carried by an `entity_config` payload, or undefined when the
+ * payload is "not found" or unusable (the session then keeps what it has).
+ */
+export function subscriptionsOfEntityConfig(value: unknown): string[] | undefined {
+  const r = v.safeParse(Entity, value);
+  if (!r.success || r.output.metadata.name === ENTITY_NOT_FOUND.metadata.name) return undefined;
+  return r.output.subscriptions ?? [];
+}
+
+/** The NATS subscriptions of one session, kept in step with its entity's subscription list. */
+export class CheckSubscriptions {
+  private readonly active = new Map<string, Sub[]>();
+  private closed = false;
+
+  constructor(private readonly deps: CheckSubscriptionsDeps, initial: readonly string[]) {
+    this.set(initial);
+  }
+
+  get names(): string[] { return [...this.active.keys()]; }
+
+  /** Subscribes the new names and unsubscribes the removed ones; `entity:<name>` always stays. */
+  set(list: readonly string[] | null | undefined): void {
+    if (this.closed) return;
+    const wanted = new Set(effectiveSubscriptions(this.deps.agentName, list));
+    for (const [name, subs] of this.active) {
+      if (wanted.has(name)) continue;
+      for (const s of subs) s.unsubscribe();
+      this.active.delete(name);
+    }
+    const { nats, namespace } = this.deps;
+    for (const name of wanted) {
+      if (this.active.has(name)) continue;
+      const onMsg = (m: { data: Uint8Array }) => this.onMessage(name, m.data);
+      this.active.set(name, [
+        nats.subscribe(subjects.subscription(namespace, name), onMsg),
+        nats.subscribe(subjects.roundRobin(namespace, name), onMsg, { queue: subjects.roundRobinQueue }),
+      ]);
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const subs of this.active.values()) for (const s of subs) s.unsubscribe();
+    this.active.clear();
+  }
+
+  // Whoever publishes on these subjects is outside the session's trust: a bad message is dropped
+  // with a warning and never closes the agent's session.
+  private onMessage(subscription: string, data: Uint8Array): void {
+    if (this.closed) return;
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.from(data).toString('utf8'));
+    } catch {
+      this.deps.log().warn('dropping a check request that is not JSON', { subscription, bytes: data.length });
+      return;
+    }
+    const r = v.safeParse(CheckRequest, body);
+    if (!r.success) {
+      this.deps.log().warn('dropping an invalid check request', { subscription, error: describeIssues(r.issues) });
+      return;
+    }
+    this.deps.deliver(r.output);
+  }
+}
