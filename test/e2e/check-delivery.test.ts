@@ -1,0 +1,187 @@
+// suite-timeout: 360
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, type NatsConnection } from 'nats';
+import { subjects } from '../../proto/names.ts';
+import { coreApi } from '../harness/api.ts';
+import {
+  freePort, loud, sleep, startAgent, startBackend, startEtcd, startNats, waitFor,
+  type AgentProc, type Backend,
+} from '../harness/index.ts';
+
+// Check requests published on NATS reach real agents through the gateway sessions of a cluster of
+// two backends (one etcd, one nats-server with its monitoring port): fan-out to every agent of a
+// subscription, `entity:<name>` to one agent, round robin across three agents on two nodes, the
+// stored entity's subscriptions replacing the handshake's, garbage dropped without closing the
+// session, and no NATS subscription left behind by a closed session.
+
+let etcdSvc: Awaited<ReturnType<typeof startEtcd>>;
+let natsSvc: Awaited<ReturnType<typeof startNats>>;
+let monitorPort: number;
+let b1: Backend;
+let b2: Backend;
+let nc: NatsConnection;
+const agents: AgentProc[] = [];
+const api = coreApi(() => b1);
+
+let issuedSeq = Math.floor(Date.now() / 1000);
+const request = (name: string, command = 'echo hello', extra: Record<string, unknown> = {}) =>
+  ({ config: { metadata: { name, namespace: 'default' }, command, interval: 60, handlers: [] }, issued: ++issuedSeq, ...extra });
+
+const publish = async (subject: string, payload: unknown) => {
+  nc.publish(subject, typeof payload === 'string' ? payload : JSON.stringify(payload));
+  await nc.flush();
+};
+
+async function launch(name: string, backend: Backend, subscriptions: string[], extraArgs: string[] = []): Promise<AgentProc> {
+  const a = await startAgent({ name, backendUrls: [backend.agentUrl], subscriptions, keepaliveInterval: 5, warning: 20, extraArgs });
+  agents.push(a);
+  // The session subscribes before it routes the first keepalive, so a stored entity means it listens.
+  await waitFor(async () => (await api(`/namespaces/default/entities/${name}`)).status === 200, { timeoutMs: 20000, what: `entity ${name}` });
+  return a;
+}
+
+const eventOf = async (entity: string, check: string) => {
+  const r = await api(`/namespaces/default/events/${entity}/${check}`);
+  return r.status === 200 ? r.body : undefined;
+};
+const waitEvent = (entity: string, check: string) => waitFor(() => eventOf(entity, check), { timeoutMs: 20000, what: `event ${entity}/${check}` });
+
+/** Subjects of every subscription the nats-server holds now (its monitoring endpoint). */
+async function serverSubjects(): Promise<string[]> {
+  const res = await fetch(`http://127.0.0.1:${monitorPort}/connz?subs=1&limit=1000`);
+  const body = await res.json() as { connections: { subscriptions_list?: string[] }[] };
+  return body.connections.flatMap((c) => c.subscriptions_list ?? []);
+}
+const countOf = async (subject: string) => (await serverSubjects()).filter((s) => s === subject).length;
+
+test.before(loud(async () => {
+  monitorPort = await freePort();
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats({ extraArgs: ['-m', String(monitorPort)] })]);
+  b1 = await startBackend({ name: 'deliver-1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  b2 = await startBackend({ name: 'deliver-2', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  nc = await connect({ servers: natsSvc.url });
+}));
+
+test.after(async () => {
+  for (const a of agents) await a.stop().catch(() => {});
+  await nc?.close().catch(() => {});
+  for (const b of [b1, b2]) await b?.stop().catch(() => {});
+  await Promise.all([etcdSvc?.stop(), natsSvc?.stop()]);
+});
+
+test('a subscription request reaches every agent of it, on either node; entity:<name> only that agent', async () => {
+  await Promise.all([launch('fan-a', b1, ['fan']), launch('fan-b', b2, ['fan', 'other'])]);
+  await publish(subjects.subscription('default', 'fan'), request('fan-check'));
+  const [ea, eb] = await Promise.all([waitEvent('fan-a', 'fan-check'), waitEvent('fan-b', 'fan-check')]);
+  assert.is(ea.check.output.trim(), 'hello');
+  assert.is(eb.check.output.trim(), 'hello');
+  assert.is(ea.check.issued, eb.check.issued);
+
+  await publish(subjects.subscription('default', 'entity:fan-b'), request('own-check', 'echo mine'));
+  const own = await waitEvent('fan-b', 'own-check');
+  assert.is(own.check.output.trim(), 'mine');
+  await sleep(1500);
+  assert.is(await eventOf('fan-a', 'own-check'), undefined, 'entity:fan-b reached fan-a');
+});
+
+test('round robin: 60 requests across three agents on two nodes, each run exactly once', async () => {
+  const names = ['rr-1', 'rr-2', 'rr-3'];
+  await Promise.all([launch('rr-1', b1, ['rr']), launch('rr-2', b2, ['rr']), launch('rr-3', b1, ['rr'])]);
+  const checks = Array.from({ length: 60 }, (_, i) => `rr-check-${i}`);
+  for (const c of checks) nc.publish(subjects.roundRobin('default', 'rr'), JSON.stringify(request(c, 'echo rr')));
+  await nc.flush();
+  const ranOn = await waitFor(async () => {
+    const all = (await api('/namespaces/default/events')).body as any[];
+    const mine = all.filter((e) => names.includes(e.entity?.metadata?.name) && checks.includes(e.check?.metadata?.name));
+    return mine.length >= checks.length ? mine : undefined;
+  }, { timeoutMs: 60000, intervalMs: 500, what: '60 round-robin events' });
+  await sleep(1500);
+  const final = ((await api('/namespaces/default/events')).body as any[])
+    .filter((e) => names.includes(e.entity?.metadata?.name) && checks.includes(e.check?.metadata?.name));
+  assert.ok(final.length >= ranOn.length);
+  const byCheck = new Map<string, string[]>();
+  for (const e of final) byCheck.set(e.check.metadata.name, [...(byCheck.get(e.check.metadata.name) ?? []), e.entity.metadata.name]);
+  for (const c of checks) assert.is(byCheck.get(c)?.length, 1, `${c} ran on ${byCheck.get(c)}`);
+  const perAgent = names.map((n) => final.filter((e) => e.entity.metadata.name === n).length);
+  // NATS picks a queue member at random: 60 draws over 3 members give 20 ± 3.7 (one sigma) each.
+  // 20 ± 20% would fail about a third of runs, so the bound is wide enough to never flake while
+  // still catching an agent left out or a node that takes everything.
+  for (const n of perAgent) assert.ok(n >= 8 && n <= 32, `per-agent counts ${perAgent}`);
+  assert.is(perAgent.reduce((a, b) => a + b, 0), 60);
+});
+
+test('subscriptions stored through the API replace the handshake ones, live and at the next session', async () => {
+  const a = await launch('api-sub', b2, ['header-sub']);
+  assert.is(await countOf(subjects.subscription('default', 'header-sub')), 1);
+  const cur = await api('/namespaces/default/entities/api-sub');
+  const res = await api('/namespaces/default/entities/api-sub', 'PATCH', { subscriptions: ['stored-sub'] }, { 'If-Match': cur.headers.get('etag')! });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  await a.proc.waitForLine((l) => l.includes('entity config applied') && l.includes('stored-sub'), 10000);
+  await waitFor(async () => (await countOf(subjects.subscription('default', 'header-sub'))) === 0, { timeoutMs: 5000, what: 'header-sub unsubscribed' });
+  assert.is(await countOf(subjects.roundRobin('default', 'header-sub')), 0);
+  assert.is(await countOf(subjects.roundRobin('default', 'stored-sub')), 1);
+
+  await publish(subjects.subscription('default', 'header-sub'), request('via-header'));
+  await publish(subjects.subscription('default', 'stored-sub'), request('via-stored'));
+  await waitEvent('api-sub', 'via-stored');
+  // The agent's own subscription survives the replacement.
+  await publish(subjects.subscription('default', 'entity:api-sub'), request('via-entity'));
+  await waitEvent('api-sub', 'via-entity');
+  await sleep(1500);
+  assert.is(await eventOf('api-sub', 'via-header'), undefined, 'the replaced header subscription still delivered');
+
+  // A new session starts from the stored entity, whatever the handshake says.
+  await a.stop();
+  agents.splice(agents.indexOf(a), 1);
+  const again = await launch('api-sub', b1, ['header-sub']);
+  await again.proc.waitForLine((l) => l.includes('entity config applied') && l.includes('stored-sub'), 10000);
+  await waitFor(async () => (await countOf(subjects.subscription('default', 'stored-sub'))) === 1, { timeoutMs: 5000, what: 'stored-sub subscribed' });
+  assert.is(await countOf(subjects.subscription('default', 'header-sub')), 0);
+  await publish(subjects.roundRobin('default', 'stored-sub'), request('rr-stored'));
+  await waitEvent('api-sub', 'rr-stored');
+});
+
+test('garbage on a subject is dropped with a warning; the session stays and takes the next request', async () => {
+  const a = await launch('garbage', b1, ['junk']);
+  const connectedBefore = b1.logs().filter((l) => l.msg === 'agent connected' && l.agent === 'garbage').length;
+  await publish(subjects.subscription('default', 'junk'), 'not json {');
+  await publish(subjects.roundRobin('default', 'junk'), { config: { metadata: { name: 'x' } }, issued: 1 });
+  await publish(subjects.subscription('default', 'junk'), { config: { metadata: { name: 'neg' }, command: 'true' }, issued: -3 });
+  await publish(subjects.subscription('default', 'junk'), request('after-junk', 'echo fine'));
+  const e = await waitEvent('garbage', 'after-junk');
+  assert.is(e.check.output.trim(), 'fine');
+  const logs = b1.logs();
+  assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'dropping a check request that is not JSON'));
+  assert.ok(logs.filter((l) => l.level === 'warn' && l.msg === 'dropping an invalid check request').length >= 2);
+  assert.is(logs.filter((l) => l.msg === 'agent connected' && l.agent === 'garbage').length, connectedBefore, 'the session was closed');
+  assert.not.ok(a.proc.lines().some((l) => l.includes('"msg":"disconnected"')), 'the agent saw a disconnection');
+});
+
+test('protobuf agents get check requests in their encoding', async () => {
+  await launch('proto-deliver', b2, ['pb'], ['--protobuf']);
+  await publish(subjects.subscription('default', 'pb'), request('pb-check', 'echo pb'));
+  const e = await waitEvent('proto-deliver', 'pb-check');
+  assert.is(e.check.output.trim(), 'pb');
+});
+
+test('a closed session leaves no subscription behind and receives nothing', async () => {
+  const subs = [subjects.subscription('default', 'leave-sub'), subjects.roundRobin('default', 'leave-sub'),
+    subjects.subscription('default', 'entity:leaver'), subjects.roundRobin('default', 'entity:leaver')];
+  const before = (await serverSubjects()).length;
+  const a = await launch('leaver', b1, ['leave-sub']);
+  for (const s of subs) assert.is(await countOf(s), 1, s);
+  await a.stop();
+  agents.splice(agents.indexOf(a), 1);
+  await waitFor(async () => { for (const s of subs) if (await countOf(s) !== 0) return false; return true; }, { timeoutMs: 10000, what: 'subscriptions gone' });
+  assert.ok((await serverSubjects()).length <= before, 'the server holds more subscriptions than before the session');
+
+  // Another agent of the subscription takes every round-robin request: none is lost to the old session.
+  await launch('stayer', b2, ['leave-sub']);
+  for (let i = 0; i < 6; i++) nc.publish(subjects.roundRobin('default', 'leave-sub'), JSON.stringify(request(`leave-${i}`)));
+  await nc.flush();
+  for (let i = 0; i < 6; i++) await waitEvent('stayer', `leave-${i}`);
+  for (let i = 0; i < 6; i++) assert.is(await eventOf('leaver', `leave-${i}`), undefined);
+});
+
+test.run();
