@@ -12,7 +12,7 @@ import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../.
 import type { AgentIdentity } from './handshake.ts';
 import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
 import { routeAgentEvent } from './event-route.ts';
-import { CheckSubscriptions, subscriptionsOfEntityConfig } from './subscriptions.ts';
+import { CheckSubscriptions, checkRequestFrame, subscriptionsOfEntityConfig } from './subscriptions.ts';
 import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
@@ -191,7 +191,7 @@ export class AgentSession {
       return;
     }
     try {
-      this.ws.send(encodeFrame('check_request', this.codec.encode(req, 'check_request')));
+      this.ws.send(checkRequestFrame(req, this.codec));
     } catch (err) {
       this.log.warn('dropping a check request that cannot be encoded', { check: req.config.metadata.name, error: (err as Error).message });
     }

@@ -3,7 +3,7 @@ import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { CheckRequest } from '../../proto/schemas/check-request.ts';
 import { Entity } from '../../proto/schemas/entity.ts';
-import { ENTITY_NOT_FOUND } from '../../proto/frames.ts';
+import { encodeFrame, ENTITY_NOT_FOUND, type PayloadCodec } from '../../proto/frames.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 
@@ -35,6 +35,40 @@ export function subscriptionsOfEntityConfig(value: unknown): string[] | undefine
   const r = v.safeParse(Entity, value);
   if (!r.success || r.output.metadata.name === ENTITY_NOT_FOUND.metadata.name) return undefined;
   return r.output.subscriptions ?? [];
+}
+
+type Decoded = { ok: true; req: CheckRequest } | { ok: false; message: string; fields: Record<string, unknown> };
+
+// A fan-out request reaches every session of a node one after the other, as separate copies of the
+// same bytes: remembering the last payload decodes and validates it once per node, not once per
+// agent, and logs a bad one once instead of once per session.
+let last: { raw: Buffer; decoded: Decoded } | undefined;
+
+function decodeRequest(data: Uint8Array): { decoded: Decoded; repeat: boolean } {
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (last && last.raw.equals(raw)) return { decoded: last.decoded, repeat: true };
+  let decoded: Decoded;
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+    const r = v.safeParse(CheckRequest, body);
+    decoded = r.success ? { ok: true, req: r.output } : { ok: false, message: 'dropping an invalid check request', fields: { error: describeIssues(r.issues) } };
+  } catch {
+    decoded = { ok: false, message: 'dropping a check request that is not JSON', fields: { bytes: raw.length } };
+  }
+  last = { raw: Buffer.from(raw), decoded };
+  return { decoded, repeat: false };
+}
+
+const frames = new WeakMap<CheckRequest, Map<PayloadCodec, Buffer>>();
+
+/** The `check_request` frame of a request in one codec, encoded once for all the sessions using it. */
+export function checkRequestFrame(req: CheckRequest, codec: PayloadCodec): Buffer {
+  let byCodec = frames.get(req);
+  if (!byCodec) frames.set(req, (byCodec = new Map()));
+  let frame = byCodec.get(codec);
+  if (!frame) byCodec.set(codec, (frame = encodeFrame('check_request', codec.encode(req, 'check_request'))));
+  return frame;
 }
 
 /** The NATS subscriptions of one session, kept in step with its entity's subscription list. */
@@ -79,18 +113,10 @@ export class CheckSubscriptions {
   // with a warning and never closes the agent's session.
   private onMessage(subscription: string, data: Uint8Array): void {
     if (this.closed) return;
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.from(data).toString('utf8'));
-    } catch {
-      this.deps.log().warn('dropping a check request that is not JSON', { subscription, bytes: data.length });
-      return;
-    }
-    const r = v.safeParse(CheckRequest, body);
-    if (!r.success) {
-      this.deps.log().warn('dropping an invalid check request', { subscription, error: describeIssues(r.issues) });
-      return;
-    }
-    this.deps.deliver(r.output);
+    const { decoded, repeat } = decodeRequest(data);
+    if (decoded.ok) { this.deps.deliver(decoded.req); return; }
+    const log = this.deps.log();
+    if (repeat) log.debug(decoded.message, { subscription, ...decoded.fields });
+    else log.warn(decoded.message, { subscription, ...decoded.fields });
   }
 }
