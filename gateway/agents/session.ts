@@ -44,6 +44,8 @@ export class AgentSession {
   private readonly checks: CheckSubscriptions;
   /** Set once an entity_config push arrived, so a slower start-up read cannot undo it. */
   private pushedConfig = false;
+  /** Check requests dropped since the agent stopped reading (back-pressure). */
+  private droppedChecks = 0;
   /** Last time anything came from the agent (frames or pongs), for the heartbeat. */
   private lastActivity = Date.now();
   private lastPing = 0;
@@ -187,8 +189,13 @@ export class AgentSession {
     // A stalled agent must not make the backend buffer requests without bound; the scheduler sends
     // the next one on the next interval anyway.
     if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-      this.log.warn('dropping a check request: the agent is not reading', { check: req.config.metadata.name, buffered: this.ws.bufferedAmount });
+      // One warning per stall, not one per request: a fan-out storm must not flood the log.
+      if (this.droppedChecks++ === 0) this.log.warn('dropping check requests: the agent is not reading', { check: req.config.metadata.name, buffered: this.ws.bufferedAmount });
       return;
+    }
+    if (this.droppedChecks > 0) {
+      this.log.warn('the agent reads again; check requests were dropped meanwhile', { dropped: this.droppedChecks });
+      this.droppedChecks = 0;
     }
     try {
       this.ws.send(checkRequestFrame(req, this.codec));
