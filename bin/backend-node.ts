@@ -16,6 +16,9 @@ import { entityBehavior, type EntityStats } from '../actors/entity/actor.ts';
 import { EntityReads } from '../actors/entity/reads.ts';
 import { EntityReadModel } from '../actors/entity/read-model.ts';
 import { EntityLimit } from '../actors/entity/limit.ts';
+import { scheduleBehavior } from '../actors/schedule/actor.ts';
+import { ScheduleReconciler } from '../actors/schedule/reconciler.ts';
+import { startAdhocExecutor } from '../actors/schedule/adhoc.ts';
 import { encodeFrame } from '../proto/frames.ts';
 import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
@@ -118,7 +121,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
         node: cfg.name, stats: entityStats, deregistrationHandler: cfg['deregistration-handler'],
         pipeline: async (job) => { await pipelineJobs(subjects.pipelineJobsTopic, Buffer.from(JSON.stringify(job))); },
         pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
-      })], log: log.child({ component: 'actors' }),
+      }), scheduleBehavior({ config, readModel, publish: (subject, data) => nats.publish(subject, data) })], log: log.child({ component: 'actors' }),
     });
     const shards = new ShardManager(etcd, membership, host, { shardCount: SHARD_COUNT, log: log.child({ component: 'shards' }) });
     await membership.join();
@@ -128,6 +131,9 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     stops.push(() => shards.stop());
 
     const actors = new ActorClient(nats, SHARD_COUNT, host);
+    const reconciler = new ScheduleReconciler(config, actors, log.child({ component: 'schedule' }));
+    reconciler.start();
+    stops.push(async () => reconciler.stop());
     const authz = new Authorizer(config);
     const passwords = new VerifiedCache();
     const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, entityLimit, log: log.child({ component: 'agents' }) });
@@ -142,6 +148,8 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     void readModel.start().then(() => { readModelReady = true; });
     stops.push(async () => readModel.stop());
     const adhoc = await nats.workQueue(streams.adhoc, subjects.adhocPrefix, { replicas: cfg['nats-replicas'] });
+    const adhocExecutor = await startAdhocExecutor(nats, config, log.child({ component: 'adhoc' }));
+    stops.push(() => adhocExecutor.stop());
     const health = async (): Promise<HealthReport> => {
       const [etcdOk, natsOk] = await Promise.all([
         etcd.get(etcdKeys.clusterConfig).then(() => ({ healthy: true }), (e: Error) => ({ healthy: false, error: e.message })),

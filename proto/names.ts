@@ -70,6 +70,8 @@ export const actorHeaders = {
 export const buckets = {
   entities: 'monitor_entities',
   events: 'monitor_events',
+  /** Schedule actors: one record per check (its config version and next tick). */
+  schedules: 'monitor_schedules',
 } as const;
 
 /** Key of an actor's own record: the shard leads so a new owner can load a shard with one filter. */

@@ -84,3 +84,13 @@ export const AdhocRequest = v.object({
   creator: v.optional(v.string()),
   reason: v.optional(v.string()),
 });
+
+/** An ad hoc request as queued by the API on the MONITOR_ADHOC work queue, read by the schedulers. */
+export const QueuedAdhoc = v.object({
+  namespace: v.pipe(v.string(), v.minLength(1)),
+  check: v.pipe(v.string(), v.minLength(1)),
+  subscriptions: OptStrings,
+  creator: v.optional(v.string()),
+  reason: v.optional(v.string()),
+  issued: UInt,
+});

@@ -1,0 +1,172 @@
+// suite-timeout: 300
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect, type NatsConnection, type Subscription } from 'nats';
+import { loud, sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import { coreApi, created, fresh, type Body } from '../harness/api.ts';
+import { buckets } from '../../proto/names.ts';
+import { splayOf } from '../../actors/schedule/splay.ts';
+
+// The schedule actor end to end: a real backend and real agents. Interval checks run on every
+// subscribed agent at the splay phase, an update takes effect, a delete stops it, `publish: false`
+// publishes nothing, ad hoc execution runs once, round robin reaches one agent per tick, proxy
+// requests run for matching entities, and a cron check is armed for the next minute. A NATS client
+// listens to the request subjects to see exactly what the scheduler publishes.
+
+let backend: Backend;
+const agents: AgentProc[] = [];
+let nc: NatsConnection;
+let sub: Subscription;
+const seen: Array<{ subject: string; at: number; req: Body }> = [];
+const api = coreApi(() => backend);
+
+const web1 = fresh('web-a'), web2 = fresh('web-b'), db1 = fresh('db-a');
+
+const eventOf = async (entity: string, check: string): Promise<Body | undefined> => {
+  const r = await api<Body>(`/namespaces/default/events/${entity}/${check}`);
+  return r.status === 200 ? r.body : undefined;
+};
+const requestsFor = (check: string) => seen.filter((s) => s.req.config?.metadata?.name === check);
+const createCheck = async (name: string, body: Body) =>
+  created(await api('/namespaces/default/checks', 'POST', { metadata: { name, namespace: 'default' }, ...body }), `create ${name}`);
+
+test.before(loud(async () => {
+  backend = await startBackend({ name: 'sched-1' });
+  nc = await connect({ servers: backend.embedded!.natsListen });
+  sub = nc.subscribe('monitor.>');
+  void (async () => {
+    for await (const m of sub) {
+      if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
+      try { seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) }); } catch { /* not ours */ }
+    }
+  })();
+  for (const [name, subs] of [[web1, ['web']], [web2, ['web']], [db1, ['db']]] as const) {
+    agents.push(await startAgent({ name, backendUrls: backend.agentUrl, subscriptions: [...subs] }));
+  }
+  for (const a of agents) {
+    await waitFor(async () => (await api(`/namespaces/default/entities/${a.name}`)).status === 200, { timeoutMs: 20000, what: `entity ${a.name}` });
+  }
+  await sleep(500);
+}));
+
+test.after(async () => {
+  for (const a of agents) await a.stop().catch(() => {});
+  sub?.unsubscribe();
+  await nc?.close().catch(() => {});
+  await backend?.stop();
+});
+
+test('interval check: runs on every subscribed agent at the splay phase; update takes effect; delete stops it', async () => {
+  const name = fresh('every2');
+  await createCheck(name, { command: 'echo v1', interval: 2, subscriptions: ['web'], publish: true });
+  for (const a of [web1, web2]) {
+    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v1\n', { timeoutMs: 15000, intervalMs: 200, what: `${a} runs ${name}` });
+  }
+  assert.is(await eventOf(db1, name), undefined, 'an agent without the subscription never runs it');
+
+  const reqs = requestsFor(name);
+  assert.ok(reqs.length >= 1);
+  for (const r of reqs) {
+    assert.is(r.subject, 'monitor.sub.default.web');
+    assert.is(r.req.config.command, 'echo v1');
+    assert.type(r.req.issued, 'number');
+  }
+  // One request per tick, ticks at the deterministic phase: issued values 2 s apart, never repeated.
+  await waitFor(() => requestsFor(name).length >= 3, { timeoutMs: 10000, what: 'three ticks' });
+  const issued = requestsFor(name).map((r) => r.req.issued as number);
+  assert.is(new Set(issued).size, issued.length, `no tick published twice: ${issued}`);
+  for (let i = 1; i < issued.length; i++) assert.ok(issued[i]! - issued[i - 1]! >= 1 && issued[i]! - issued[i - 1]! <= 3, `spacing ${issued}`);
+  const phaseMs = Number(splayOf(name) % 2000n);
+  for (const r of requestsFor(name)) {
+    // Published right after the phase instant; the arrival is a little later.
+    const offset = ((r.at - phaseMs) % 2000 + 2000) % 2000;
+    assert.ok(offset < 1000, `published ${offset} ms after its phase instant`);
+  }
+
+  const current = (await api<Body>(`/namespaces/default/checks/${name}`)).body;
+  const put = await api(`/namespaces/default/checks/${name}`, 'PUT', { ...current, command: 'echo v2' });
+  assert.ok(put.status < 300, `update: ${put.status}`);
+  for (const a of [web1, web2]) {
+    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v2\n', { timeoutMs: 10000, intervalMs: 200, what: `${a} runs the new command` });
+  }
+
+  const del = await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  assert.ok(del.status < 300, `delete: ${del.status}`);
+  await sleep(1500);
+  const countAfterDelete = requestsFor(name).length;
+  const historyAfterDelete = (await eventOf(web1, name))!.check.history.length;
+  await sleep(5000);
+  assert.is(requestsFor(name).length, countAfterDelete, 'no request published after the delete');
+  assert.is((await eventOf(web1, name))!.check.history.length, historyAfterDelete, 'no execution after the delete');
+});
+
+test('publish false: nothing is published', async () => {
+  const name = fresh('quiet');
+  await createCheck(name, { command: 'echo quiet', interval: 1, subscriptions: ['web'], publish: false });
+  await sleep(4000);
+  assert.is(requestsFor(name).length, 0);
+  assert.is(await eventOf(web1, name), undefined);
+});
+
+test('ad hoc execution runs once, on the subscriptions it names', async () => {
+  const name = fresh('adhoc');
+  await createCheck(name, { command: 'echo adhoc', interval: 60, subscriptions: ['web'], publish: false });
+  const r = await api<Body>(`/namespaces/default/checks/${name}/execute`, 'POST', { check: name, subscriptions: ['db'] });
+  assert.is(r.status, 202);
+  const ev = await waitFor(() => eventOf(db1, name), { timeoutMs: 15000, intervalMs: 200, what: 'the ad hoc result' });
+  assert.is(ev.check.output, 'adhoc\n');
+  assert.is(ev.check.issued, r.body.issued);
+  await sleep(3000);
+  assert.is((await eventOf(db1, name))!.check.history.length, 1, 'executed once');
+  assert.is(requestsFor(name).length, 1, 'published once');
+  assert.is(requestsFor(name)[0]!.subject, 'monitor.sub.default.db');
+  assert.is(await eventOf(web1, name), undefined, 'the named subscriptions replace the check\'s');
+});
+
+test('round robin: each tick reaches one agent of the subscription', async () => {
+  const name = fresh('rr');
+  await createCheck(name, { command: 'echo rr', interval: 2, subscriptions: ['web'], round_robin: true, publish: true });
+  await waitFor(() => requestsFor(name).length >= 4, { timeoutMs: 15000, what: 'four ticks' });
+  await sleep(1500);
+  assert.ok(requestsFor(name).every((r) => r.subject === 'monitor.rr.default.web'));
+  const ticks = requestsFor(name).length;
+  const runs = ((await eventOf(web1, name))?.check.history.length ?? 0) + ((await eventOf(web2, name))?.check.history.length ?? 0);
+  assert.ok(runs >= 1 && runs <= ticks, `${runs} runs for ${ticks} ticks`);
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
+test('proxy requests: one request per matching entity, with proxy_entity_name', async () => {
+  const proxy = fresh('router');
+  created(await api('/namespaces/default/entities', 'POST', { metadata: { name: proxy, namespace: 'default', labels: { kind: 'router' } }, entity_class: 'proxy' }), 'proxy entity');
+  const name = fresh('ping');
+  await createCheck(name, {
+    command: 'echo pong', interval: 2, subscriptions: ['db'], publish: true,
+    proxy_requests: { entity_attributes: ["entity.entity_class === 'proxy'", "entity.metadata.labels.kind === 'router'"] },
+  });
+  const ev = await waitFor(() => eventOf(proxy, name), { timeoutMs: 15000, intervalMs: 200, what: 'the proxy result' });
+  assert.is(ev.check.output, 'pong\n');
+  const reqs = requestsFor(name);
+  assert.ok(reqs.length >= 1 && reqs.every((r) => r.req.config.proxy_entity_name === proxy), 'only the matching entity');
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
+test('a cron check is armed for the next whole minute', async () => {
+  const name = fresh('cron');
+  await createCheck(name, { command: 'echo cron', cron: '* * * * *', subscriptions: ['web'], publish: true });
+  const js = nc.jetstream();
+  const kv = await js.views.kv(buckets.schedules);
+  const record = await waitFor(async () => {
+    for await (const key of await kv.keys()) {
+      if (!key.endsWith(`.default.${name}`)) continue;
+      const e = await kv.get(key);
+      if (e?.value.length) return JSON.parse(Buffer.from(e.value).toString()) as Body;
+    }
+    return undefined;
+  }, { timeoutMs: 10000, intervalMs: 200, what: 'the schedule record' });
+  const at = record.timers.tick.at as number;
+  assert.is(at % 60_000, 0, 'on a whole minute');
+  assert.ok(at > Date.now() - 1000 && at <= Date.now() + 61_000, 'the next minute');
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
+test.run();
