@@ -36,6 +36,7 @@ test.before(loud(async () => {
   sub = nc.subscribe('monitor.>');
   void (async () => {
     for await (const m of sub) {
+      if (m.subject.startsWith('monitor.adhoc.')) continue;
       if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
       try { seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) }); } catch { /* not ours */ }
     }
@@ -112,6 +113,11 @@ test('publish false: nothing is published', async () => {
 test('ad hoc execution runs once, on the subscriptions it names', async () => {
   const name = fresh('adhoc');
   await createCheck(name, { command: 'echo adhoc', interval: 60, subscriptions: ['web'], publish: false });
+  // Garbage on the queue is dropped with a warning and does not stop the executor.
+  const js = nc.jetstream();
+  await js.publish('monitor.adhoc.default', Buffer.from('not json'));
+  await js.publish('monitor.adhoc.default', Buffer.from(JSON.stringify({ namespace: 'default', check: 42 })));
+  await js.publish('monitor.adhoc.default', Buffer.from(JSON.stringify({ namespace: 'default', check: 'no-such-check', issued: 1 })));
   const r = await api<Body>(`/namespaces/default/checks/${name}/execute`, 'POST', { check: name, subscriptions: ['db'] });
   assert.is(r.status, 202);
   const ev = await waitFor(() => eventOf(db1, name), { timeoutMs: 15000, intervalMs: 200, what: 'the ad hoc result' });
@@ -122,6 +128,30 @@ test('ad hoc execution runs once, on the subscriptions it names', async () => {
   assert.is(requestsFor(name).length, 1, 'published once');
   assert.is(requestsFor(name)[0]!.subject, 'monitor.sub.default.db');
   assert.is(await eventOf(web1, name), undefined, 'the named subscriptions replace the check\'s');
+});
+
+test('a check inside a subdue window publishes nothing; outside it runs', async () => {
+  const name = fresh('subdued');
+  const iso = (ms: number) => new Date(ms).toISOString();
+  await createCheck(name, {
+    command: 'echo subdued', interval: 1, subscriptions: ['web'], publish: true,
+    subdues: [{ begin: iso(Date.now() - 3_600_000), end: iso(Date.now() + 3_600_000) }],
+  });
+  await sleep(3500);
+  assert.is(requestsFor(name).length, 0, 'nothing published inside the window');
+  const current = (await api<Body>(`/namespaces/default/checks/${name}`)).body;
+  const put = await api(`/namespaces/default/checks/${name}`, 'PUT', { ...current, subdues: [{ begin: iso(Date.now() - 7_200_000), end: iso(Date.now() - 3_600_000) }] });
+  assert.ok(put.status < 300);
+  await waitFor(() => requestsFor(name).length >= 1, { timeoutMs: 10000, what: 'a request once the window has passed' });
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
+test('a cron expression the scheduler cannot run is refused by the API with a clear error', async () => {
+  for (const cron of ['* * * *', '61 * * * *', 'CRON_TZ=Nowhere/Land * * * * *']) {
+    const r = await api<Body>('/namespaces/default/checks', 'POST', { metadata: { name: fresh('badcron'), namespace: 'default' }, command: 'true', cron, subscriptions: ['web'] });
+    assert.is(r.status, 400, cron);
+    assert.match(r.body.message, /cron/);
+  }
 });
 
 test('round robin: each tick reaches one agent of the subscription', async () => {

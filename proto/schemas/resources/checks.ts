@@ -1,4 +1,6 @@
 import * as v from 'valibot';
+// The schedule's own parser, so the API refuses exactly what the scheduler could not run.
+import { parseCron } from '../../../actors/schedule/cron.ts';
 import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
 
 const HOOK_TYPE = /^(ok|warning|critical|unknown|non-zero|[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/;
@@ -36,7 +38,10 @@ export const CheckConfig = v.pipe(
     command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
     handlers: OptStrings,
     interval: OptUInt,
-    cron: v.optional(v.string()),
+    cron: v.optional(v.pipe(v.string(), v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed || dataset.value === '') return;
+      try { parseCron(dataset.value); } catch (err) { addIssue({ message: `cron "${dataset.value}": ${(err as Error).message}` }); }
+    }))),
     publish: v.optional(v.boolean()),
     runtime_assets: OptStrings,
     subscriptions: OptStrings,
