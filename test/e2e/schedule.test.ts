@@ -200,4 +200,18 @@ test('a cron check is armed for the next whole minute', async () => {
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 });
 
+test('after a backend restart the schedule carries on at the same phase', async () => {
+  const name = fresh('survives');
+  await createCheck(name, { command: 'echo again', interval: 2, subscriptions: ['web'], publish: true });
+  await waitFor(() => requestsFor(name).length >= 2, { timeoutMs: 15000, what: 'ticks before the restart' });
+  await backend.stop();
+  const restartedAt = Date.now();
+  backend = await startBackend(backend.options);
+  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 2, { timeoutMs: 40000, intervalMs: 250, what: 'ticks after the restart' });
+  const issued = requestsFor(name).map((r) => r.req.issued as number);
+  assert.is(new Set(issued).size, issued.length, `no tick twice: ${issued}`);
+  for (const x of issued) assert.is((x - issued[0]!) % 2, 0, `same phase: ${issued}`);
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
 test.run();
