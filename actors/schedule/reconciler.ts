@@ -43,7 +43,8 @@ export class ScheduleReconciler {
   private async pass(): Promise<void> {
     if (this.running) { this.again = true; return; }
     this.running = true;
-    let failed = false;
+    let failed = 0;
+    let lastError = '';
     try {
       const type = this.started ? 'configure' : 'ensure';
       const prefix = configKeys.prefix('checks');
@@ -70,10 +71,12 @@ export class ScheduleReconciler {
       await Promise.all(Array.from({ length: Math.min(CONCURRENCY, jobs.length) }, async () => {
         while (next < jobs.length && !this.stopped) {
           const job = jobs[next++]!;
-          await job().catch((err) => { failed = true; this.log.warn('schedule update not delivered; will retry', { error: (err as Error).message }); });
+          await job().catch((err) => { failed++; lastError = (err as Error).message; });
         }
       }));
-      if (!failed) {
+      // One line per pass, not one per check: at start thousands may wait for their shards.
+      if (failed) this.log.warn('schedule updates not delivered; will retry', { failed, error: lastError });
+      else {
         if (!this.started && jobs.length) this.log.info('schedules ensured', { checks: present.size });
         this.started = true;
       }
