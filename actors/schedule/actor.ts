@@ -42,7 +42,9 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
       return { revision: current.revision };
     }
     t.state = { config: body.config, revision: body.revision };
-    arm(t, body.config, t.now);
+    // A tick already due (its turn queued behind this message) still fires, with the new version.
+    const due = t.timer(TICK_TIMER);
+    if (!(due && due.at <= t.now && body.config.publish !== false)) arm(t, body.config, t.now);
     return { revision: body.revision, next: t.timer(TICK_TIMER)?.at ?? null };
   };
 
