@@ -214,4 +214,19 @@ test('after a backend restart the schedule carries on at the same phase', async 
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 });
 
+test('at start every check gets an armed schedule, even one whose schedule record was lost', async () => {
+  const name = fresh('ensured');
+  await createCheck(name, { command: 'echo ensured', interval: 2, subscriptions: ['web'], publish: true });
+  await waitFor(() => requestsFor(name).length >= 1, { timeoutMs: 15000, what: 'a first tick' });
+  // Lose the record (the running owner's next write then fails its compare-and-set and finds
+  // nothing to reload); after a restart only the start-up `ensure` can arm the check again.
+  const kv = await nc.jetstream().views.kv(buckets.schedules);
+  for await (const key of await kv.keys()) if (key.endsWith(`.default.${name}`)) await kv.purge(key);
+  await backend.stop();
+  backend = await startBackend(backend.options);
+  const restartedAt = Date.now();
+  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 1, { timeoutMs: 40000, intervalMs: 250, what: 'a tick after the restart without the record' });
+  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+});
+
 test.run();
