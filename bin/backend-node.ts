@@ -148,7 +148,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     void readModel.start().then(() => { readModelReady = true; });
     stops.push(async () => readModel.stop());
     const adhoc = await nats.workQueue(streams.adhoc, subjects.adhocPrefix, { replicas: cfg['nats-replicas'] });
-    const adhocExecutor = await startAdhocExecutor(nats, config, log.child({ component: 'adhoc' }));
+    const adhocExecutor = await startAdhocExecutor(nats, config, log.child({ component: 'adhoc' }), readModel);
     stops.push(() => adhocExecutor.stop());
     const health = async (): Promise<HealthReport> => {
       const [etcdOk, natsOk] = await Promise.all([

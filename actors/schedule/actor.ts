@@ -1,5 +1,4 @@
 import { buckets, configKeys } from '../../proto/names.ts';
-import { SEP } from '../entity/read-model.ts';
 import type { EntityReadModel } from '../entity/read-model.ts';
 import type { ConfigStore } from '../config/store.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
@@ -7,8 +6,7 @@ import {
   SCHEDULE_KIND, TICK_TIMER, splitScheduleId, type ConfigureMsg, type ScheduleState, type StopMsg, type StoredCheck,
 } from './messages.ts';
 import { nextFire } from './next.ts';
-import { matchEntities } from './proxy.ts';
-import { buildRequest, requestSubjects, type OutgoingRequest } from './requests.ts';
+import { buildRequest, expandProxy, requestSubjects, type OutgoingRequest } from './requests.ts';
 import { subdued } from './subdue.ts';
 
 export interface ScheduleDeps {
@@ -53,17 +51,6 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
     for (const s of subjects) deps.publish(s, data);
   };
 
-  /** Requests for one fire: one per matching proxy entity, or the check itself. */
-  const requestsFor = (t: Turn<ScheduleState>, ns: string, check: StoredCheck, issued: number): OutgoingRequest[] => {
-    const base = buildRequest(deps.config, ns, check, issued);
-    const proxy = check.proxy_requests;
-    if (!proxy || !(proxy.entity_attributes ?? []).length) return [base];
-    const entities = deps.readModel ? [...deps.readModel.entities.range(ns + SEP)].map((i) => i.value<{ metadata?: { name?: string } }>()).filter(Boolean) : [];
-    const names = matchEntities(proxy.entity_attributes ?? [], entities, t.log);
-    if (names.length === 0) t.log.info('no matching entities, check will not be published', { namespace: ns, check: splitScheduleId(t.id)[1] });
-    return names.map((name) => ({ ...base, config: { ...base.config, proxy_entity_name: name } }));
-  };
-
   return {
     kind: SCHEDULE_KIND,
     bucket: buckets.schedules,
@@ -105,7 +92,7 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
       const issued = Math.floor(at / 1000);
       const subjects = requestSubjects(ns, check);
       if (subjects.length === 0) return;
-      const requests = requestsFor(t, ns, check, issued);
+      const requests = expandProxy(deps.readModel, ns, buildRequest(deps.config, ns, check, issued), t.log);
       t.afterCommit(() => spreadPublish(name, subjects, requests, check, at, publish));
     },
   };

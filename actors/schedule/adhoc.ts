@@ -6,7 +6,8 @@ import { QueuedAdhoc } from '../../proto/schemas/resources/checks.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
 import type { StoredCheck } from './messages.ts';
-import { buildRequest, requestSubjects } from './requests.ts';
+import { buildRequest, expandProxy, requestSubjects } from './requests.ts';
+import type { EntityReadModel } from '../entity/read-model.ts';
 
 /** Every node pulls from the same durable consumer, so each queued request is taken by one node. */
 export const ADHOC_CONSUMER = 'monitor-scheduler';
@@ -17,7 +18,7 @@ const ACK_WAIT_NS = 30_000_000_000;
  * subscriptions (or those the request names), acknowledging each once published. A request for a
  * check that no longer exists, or that does not parse, is dropped with a warning.
  */
-export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore, log: Logger): Promise<{ stop(): Promise<void> }> {
+export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore, log: Logger, readModel?: EntityReadModel): Promise<{ stop(): Promise<void> }> {
   const jsm = await nats.nc.jetstreamManager();
   await jsm.consumers.add(streams.adhoc, {
     durable_name: ADHOC_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: ACK_WAIT_NS,
@@ -39,8 +40,11 @@ export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore,
           catch (err) { log.warn('dropping a malformed ad hoc request', { error: (err as Error).message }); m.term(); continue; }
           const check = config.get<StoredCheck>(configKeys.namespaced('checks', parsed.namespace, parsed.check));
           if (!check) { log.warn('ad hoc request for a check that does not exist', { namespace: parsed.namespace, check: parsed.check }); m.ack(); continue; }
-          const data = Buffer.from(JSON.stringify(buildRequest(config, parsed.namespace, check, parsed.issued)));
-          for (const s of requestSubjects(parsed.namespace, check, parsed.subscriptions ?? undefined)) nats.publish(s, data);
+          const targets = requestSubjects(parsed.namespace, check, parsed.subscriptions ?? undefined);
+          for (const req of expandProxy(readModel, parsed.namespace, buildRequest(config, parsed.namespace, check, parsed.issued), log)) {
+            const data = Buffer.from(JSON.stringify(req));
+            for (const s of targets) nats.publish(s, data);
+          }
           m.ack();
           log.info('ad hoc check request published', { namespace: parsed.namespace, check: parsed.check, issued: parsed.issued, creator: parsed.creator });
         }

@@ -1,6 +1,9 @@
 import { configKeys, subjects } from '../../proto/names.ts';
+import type { Logger } from '../../proto/log.ts';
 import type { ConfigStore } from '../config/store.ts';
+import { SEP, type EntityReadModel } from '../entity/read-model.ts';
 import type { StoredCheck } from './messages.ts';
+import { matchEntities } from './proxy.ts';
 
 /** What the scheduler hands to agents: core/v2 CheckRequest (see proto/schemas/check-request.ts). */
 export interface OutgoingRequest {
@@ -42,4 +45,17 @@ export function buildRequest(config: ConfigStore, ns: string, check: StoredCheck
 export function requestSubjects(ns: string, check: StoredCheck, subscriptions?: string[]): string[] {
   const subs = [...new Set(subscriptions && subscriptions.length ? subscriptions : check.subscriptions ?? [])];
   return subs.map((s) => (check.round_robin ? subjects.roundRobin(ns, s) : subjects.subscription(ns, s)));
+}
+
+/**
+ * The requests of one fire: for a check with `proxy_requests`, one per entity of the namespace that
+ * matches every expression, each naming it in `proxy_entity_name`; otherwise the request itself.
+ */
+export function expandProxy(readModel: EntityReadModel | undefined, ns: string, base: OutgoingRequest, log: Logger): OutgoingRequest[] {
+  const proxy = base.config.proxy_requests;
+  if (!proxy || !(proxy.entity_attributes ?? []).length) return [base];
+  const entities = readModel ? [...readModel.entities.range(ns + SEP)].map((i) => i.value<{ metadata?: { name?: string } }>()).filter(Boolean) : [];
+  const names = matchEntities(proxy.entity_attributes ?? [], entities, log);
+  if (names.length === 0) log.info('no matching entities, check will not be published', { namespace: ns, check: base.config.metadata.name });
+  return names.map((name) => ({ ...base, config: { ...base.config, proxy_entity_name: name } }));
 }

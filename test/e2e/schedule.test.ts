@@ -179,6 +179,17 @@ test('proxy requests: one request per matching entity, with proxy_entity_name', 
   const reqs = requestsFor(name);
   assert.ok(reqs.length >= 1 && reqs.every((r) => r.req.config.proxy_entity_name === proxy), 'only the matching entity');
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
+
+  // Ad hoc execution of a proxy check expands the same way.
+  const once = fresh('ping-once');
+  await createCheck(once, {
+    command: 'echo once', interval: 60, subscriptions: ['db'], publish: false,
+    proxy_requests: { entity_attributes: ["entity.metadata.name === '" + proxy + "'"] },
+  });
+  assert.is((await api(`/namespaces/default/checks/${once}/execute`, 'POST', {})).status, 202);
+  const adhoc = await waitFor(() => eventOf(proxy, once), { timeoutMs: 15000, intervalMs: 200, what: 'the ad hoc proxy result' });
+  assert.is(adhoc.check.output, 'once\n');
+  assert.equal(requestsFor(once).map((r) => r.req.config.proxy_entity_name), [proxy]);
 });
 
 test('a cron check is armed for the next whole minute', async () => {
