@@ -12,6 +12,8 @@
  *   agent    one real agent: idle CPU/RSS, POST /events accepted and stored per second, outbox
  *            drain rate after a backend outage, StatsD packets/s before loss (bench/agent/) (~2 min)
  *   ttl      check TTL expiry lateness p50/p99 for 1,000 switches on one backend (bench/ttl.ts) (~1 min)
+ *   results  check results acked (durable) per second from N agents over WebSocket, W in flight each, on
+ *            1 and 3 backends; send-to-ack p50/p99 (bench/results/)                       (~2 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -29,6 +31,8 @@
  * agent: BENCH_AGENT_PHASES=idle,post,drain,statsd  BENCH_AGENT_CONNECTIONS=32  BENCH_AGENT_SECONDS=15
  * BENCH_AGENT_DRAIN_EVENTS=20000  BENCH_STATSD_RATES=25000,50000,100000,150000,200000 (bench/agent/config.ts)
  * ttl: BENCH_TTL_SWITCHES=1000  BENCH_TTL_SECONDS=10
+ * results: BENCH_RESULTS_AGENTS=200  BENCH_RESULTS_WINDOW=8  BENCH_RESULTS_SECONDS=30  BENCH_RESULTS_WARMUP=5
+ * BENCH_RESULTS_NODES=1,3  BENCH_RESULTS_CHECKS=10
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -39,6 +43,7 @@ import { agentsConfig, runAgents } from './agents.ts';
 import { restConfig, runRest } from './rest/index.ts';
 import { agentBenchConfig, runAgentBench } from './agent/index.ts';
 import { runTtl, ttlConfig } from './ttl.ts';
+import { resultsConfig, runResults } from './results/index.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -49,6 +54,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   rest: (args) => runRest(restConfig(args)),
   agent: () => runAgentBench(agentBenchConfig()),
   ttl: () => runTtl(ttlConfig()),
+  results: (args) => runResults(resultsConfig(args)),
 };
 
 const args = process.argv.slice(2);
