@@ -1,5 +1,5 @@
 import type { MetricPoint, MetricTag } from './index.ts';
-import { Errors, fields, forEachLine, isBlank, parseFloatStrict, point } from './text.ts';
+import { Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, point } from './text.ts';
 
 // Graphite plaintext: `path value timestamp` per line. The path may carry Graphite 1.1 tags,
 // `name;tag1=value1;tag2=value2`. A timestamp of -1 means "now" to carbon; here it is the
@@ -41,15 +41,12 @@ export function parseGraphite(output: string, executed: number, tags: MetricTag[
     }
     let own: MetricTag[] | undefined;
     if (semi >= 0) {
-      own = [];
-      for (const pair of path.slice(semi + 1).split(';')) {
-        const eq = pair.indexOf('=');
-        if (eq <= 0 || eq === pair.length - 1) {
-          errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(pair)} (want name=value)`, line);
-          return;
-        }
-        own.push({ name: pair.slice(0, eq), value: pair.slice(eq + 1) });
+      const parsed = nameValueTags(path.slice(semi + 1).split(';'));
+      if (typeof parsed === 'string') {
+        errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(parsed)} (want name=value)`, line);
+        return;
       }
+      own = parsed;
     }
     points.push(point(name, value, timestamp, own, tags));
   });

@@ -1,5 +1,5 @@
 import type { MetricPoint, MetricTag } from './index.ts';
-import { epochToSeconds, Errors, forEachLine, parseFloatStrict, point } from './text.ts';
+import { epochToSeconds, LineError, parseFloatStrict, parseLines, point } from './text.ts';
 
 // InfluxDB line protocol: `measurement[,tag=v...] field=value[,field=value...] [timestamp]`.
 // Each numeric field becomes a point `measurement.field` with the measurement's tags. Integers
@@ -13,7 +13,6 @@ const FALSE = new Set(['f', 'F', 'false', 'False', 'FALSE']);
 const INT = /^[+-]?\d+$/;
 const UINT = /^\d+$/;
 
-class LineError extends Error {}
 
 /** Reads an escaped token up to an unescaped stop character; `\` escapes the next character. */
 function readToken(line: string, i: number, stops: string): [string, number] {
@@ -113,17 +112,6 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
 
 export function parseInflux(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
-  const errors = new Errors();
-  forEachLine(output, (line, lineNo) => {
-    let i = 0;
-    while (line[i] === ' ' || line[i] === '\t') i++;
-    if (i >= line.length || line[i] === '#') return;
-    try {
-      parseLine(line, executed, tags, points);
-    } catch (e) {
-      if (!(e instanceof LineError)) throw e;
-      errors.add(FORMAT, lineNo, e.message, line);
-    }
-  });
-  return { points, errors: errors.done() };
+  const errors = parseLines(FORMAT, output, (line) => parseLine(line, executed, tags, points));
+  return { points, errors };
 }

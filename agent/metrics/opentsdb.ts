@@ -1,5 +1,5 @@
 import type { MetricPoint, MetricTag } from './index.ts';
-import { epochToSeconds, Errors, fields, forEachLine, isBlank, parseFloatStrict, point } from './text.ts';
+import { epochToSeconds, Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, point } from './text.ts';
 
 // OpenTSDB telnet-style lines: `[put ]name timestamp value [tagk=tagv ...]`. Like OpenTSDB, a
 // timestamp that does not fit in 32 bits (13 digits today) is milliseconds.
@@ -34,16 +34,12 @@ export function parseOpenTSDB(output: string, executed: number, tags: MetricTag[
     }
     let own: MetricTag[] | undefined;
     if (f.length > at + 3) {
-      own = [];
-      for (let k = at + 3; k < f.length; k++) {
-        const pair = f[k]!;
-        const eq = pair.indexOf('=');
-        if (eq <= 0 || eq === pair.length - 1) {
-          errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(pair)} (want name=value)`, line);
-          return;
-        }
-        own.push({ name: pair.slice(0, eq), value: pair.slice(eq + 1) });
+      const parsed = nameValueTags(f.slice(at + 3));
+      if (typeof parsed === 'string') {
+        errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(parsed)} (want name=value)`, line);
+        return;
       }
+      own = parsed;
     }
     points.push(point(name, value, timestamp, own, tags));
   });

@@ -1,5 +1,5 @@
 import type { MetricPoint, MetricTag } from './index.ts';
-import { Errors, forEachLine, parseFloatStrict, point } from './text.ts';
+import { LineError, parseFloatStrict, parseLines, point } from './text.ts';
 
 // Prometheus text exposition format 0.0.4: `name{label="value",...} value [timestamp_ms]`.
 // Comments (# HELP, # TYPE, others) are skipped; histogram and summary series (_bucket, _sum,
@@ -10,7 +10,6 @@ import { Errors, forEachLine, parseFloatStrict, point } from './text.ts';
 
 const FORMAT = 'prometheus_text';
 
-class LineError extends Error {}
 
 function isNameStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 58;
@@ -124,16 +123,6 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
 
 export function parsePrometheus(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
-  const errors = new Errors();
-  forEachLine(output, (line, lineNo) => {
-    const i = skipSpace(line, 0);
-    if (i >= line.length || line.charCodeAt(i) === 35 /* # */) return;
-    try {
-      parseLine(line, executed, tags, points);
-    } catch (e) {
-      if (!(e instanceof LineError)) throw e;
-      errors.add(FORMAT, lineNo, e.message, line);
-    }
-  });
-  return { points, errors: errors.done() };
+  const errors = parseLines(FORMAT, output, (line) => parseLine(line, executed, tags, points));
+  return { points, errors };
 }

@@ -94,3 +94,37 @@ export function point(name: string, value: number, timestamp: number, own: Metri
   else tags = own.concat(extra);
   return { name, value, timestamp, tags };
 }
+
+/** A line a parser refuses; `parseLines` records its message and goes on with the next line. */
+export class LineError extends Error {}
+
+/**
+ * Runs `parse` on every line that is not blank or a `#` comment, recording a LineError as that
+ * line's error; the shared driver of the formats that parse a line in one go.
+ */
+export function parseLines(format: string, output: string, parse: (line: string) => void): string[] {
+  const errors = new Errors();
+  forEachLine(output, (line, lineNo) => {
+    let i = 0;
+    while (line[i] === ' ' || line[i] === '\t') i++;
+    if (i >= line.length || line[i] === '#') return;
+    try {
+      parse(line);
+    } catch (e) {
+      if (!(e instanceof LineError)) throw e;
+      errors.add(format, lineNo, e.message, line);
+    }
+  });
+  return errors.done();
+}
+
+/** `name=value` pairs as tags; the first malformed pair (no name or no value) as a string instead. */
+export function nameValueTags(pairs: Iterable<string>): MetricTag[] | string {
+  const tags: MetricTag[] = [];
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || eq === pair.length - 1) return pair;
+    tags.push({ name: pair.slice(0, eq), value: pair.slice(eq + 1) });
+  }
+  return tags;
+}
