@@ -1,3 +1,5 @@
+import { ENTITY_KIND, entityActorId } from '../../actors/entity/messages.ts';
+import type { ActorClient } from '../../actors/runtime/ask.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
 import { ApiError } from './errors.ts';
 
@@ -14,4 +16,9 @@ export async function viaActor<T>(call: Promise<T>): Promise<T> {
       default: throw new ApiError('internal', err.message);
     }
   }
+}
+
+/** Asks the entity actor of `ns/name` (the one writer of an entity and its events), as API errors. */
+export function askEntity(actors: ActorClient, ns: string, name: string, type: string, body: unknown): Promise<unknown> {
+  return viaActor(actors.ask(ENTITY_KIND, entityActorId(ns, name), type, body));
 }

@@ -1,10 +1,10 @@
 import { Hono, type Context } from 'hono';
-import { ENTITY_KIND, entityActorId, type PutEntityMsg } from '../../../actors/entity/messages.ts';
+import type { PutEntityMsg } from '../../../actors/entity/messages.ts';
 import { SEP, type ReadItem } from '../../../actors/entity/read-model.ts';
 import { Entity } from '../../../proto/schemas/entity.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
-import { viaActor } from '../actor-errors.ts';
+import { askEntity } from '../actor-errors.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
@@ -43,7 +43,6 @@ export const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
  */
 export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-  const ask = (ns: string, name: string, type: string, body: unknown) => viaActor(svc.actors.ask(ENTITY_KIND, entityActorId(ns, name), type, body));
 
   app.get('/namespaces/:ns/entities', (c) => {
     const ns = c.req.param('ns');
@@ -76,7 +75,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const entity = validate(Entity, body, 'entity');
     if (svc.entityLimit?.refuses(ns, name)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: PutEntityMsg = { mode, entity, user: c.get('subject').username };
-    await ask(ns, name, 'put-entity', msg);
+    await askEntity(svc.actors, ns, name, 'put-entity', msg);
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/entities', (c) => write(c, 'create', undefined));
@@ -92,14 +91,14 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
-    const res = await ask(ns, name, 'put-entity', msg) as { entity: Entity };
+    const res = await askEntity(svc.actors, ns, name, 'put-entity', msg) as { entity: Entity };
     return sendOne(c, redactEntity(res.entity));
   });
 
   app.delete('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'entities', namespace: ns, name });
-    const res = await ask(ns, name, 'delete-entity', null) as { deleted: boolean };
+    const res = await askEntity(svc.actors, ns, name, 'delete-entity', null) as { deleted: boolean };
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

@@ -1,9 +1,9 @@
 import { Hono, type Context } from 'hono';
-import { ENTITY_KIND, entityActorId, type DeleteEventMsg, type EventMsg } from '../../../actors/entity/messages.ts';
+import type { DeleteEventMsg, EventMsg } from '../../../actors/entity/messages.ts';
 import { SEP } from '../../../actors/entity/read-model.ts';
 import { Event } from '../../../proto/schemas/event.ts';
 import { Name } from '../../../proto/schemas/common.ts';
-import { viaActor } from '../actor-errors.ts';
+import { askEntity } from '../actor-errors.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
@@ -29,7 +29,6 @@ function nameFrom(part: Named, urlName: string | undefined, what: string): strin
  */
 export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-  const ask = (ns: string, entity: string, type: string, body: unknown) => viaActor(svc.actors.ask(ENTITY_KIND, entityActorId(ns, entity), type, body));
 
   app.get('/namespaces/:ns/events', (c) => {
     const ns = c.req.param('ns');
@@ -79,7 +78,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     // An event about an unknown entity creates it (a proxy), so it counts against the limit.
     if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
-    await ask(ns, entity, 'event', msg);
+    await askEntity(svc.actors, ns, entity, 'event', msg);
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/events', (c) => write(c));
@@ -90,7 +89,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     const { ns, entity, check } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'events', namespace: ns, name: check });
     const msg: DeleteEventMsg = { check };
-    const res = await ask(ns, entity, 'delete-event', msg) as { deleted: boolean };
+    const res = await askEntity(svc.actors, ns, entity, 'delete-event', msg) as { deleted: boolean };
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });
