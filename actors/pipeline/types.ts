@@ -1,0 +1,63 @@
+import type * as v from 'valibot';
+import type { Logger } from '../../proto/log.ts';
+import type { Event } from '../../proto/schemas/event.ts';
+import type { EventFilter, Handler, Mutator } from '../../proto/schemas/resources/pipeline.ts';
+
+// The contracts between the parts of the event pipeline: the job an entity actor puts on the
+// MONITOR_PIPELINE work queue, and what the workers' filters, mutators and handlers take.
+
+export type EventFilterSpec = v.InferOutput<typeof EventFilter>;
+export type MutatorSpec = v.InferOutput<typeof Mutator>;
+export type HandlerSpec = v.InferOutput<typeof Handler>;
+
+/** Why the backend put an event on the queue (for logs and for handlers that care). */
+export type JobSource = 'check' | 'keepalive' | 'registration' | 'deregistration' | 'resolution' | 'ttl' | 'metrics';
+
+/** A job on the pipeline work queue. */
+export interface PipelineJob {
+  /** Unique per job: JetStream drops a re-published duplicate by it, and handlers may too. */
+  id: string;
+  event: Event;
+  source: JobSource;
+  /** The check's `state` before this event, so filters can see flapping start and end. */
+  previous_state?: string;
+}
+
+/** What filter expressions see besides the event's own fields (reference 3.1, plus flapping). */
+export interface EventExtras {
+  has_check: boolean;
+  has_metrics: boolean;
+  is_incident: boolean;
+  is_resolution: boolean;
+  is_silenced: boolean;
+  is_flapping_start: boolean;
+  is_flapping_end: boolean;
+}
+
+/** A filter of a workflow: a built-in by name, or an EventFilter resource. */
+export type FilterRef = { kind: 'builtin'; name: 'is_incident' | 'not_silenced' | 'has_metrics' } | { kind: 'resource'; filter: EventFilterSpec };
+
+/** A mutator of a workflow: a built-in by name, or a Mutator resource. */
+export type MutatorRef = { kind: 'builtin'; name: 'json' | 'only_check_output' } | { kind: 'resource'; mutator: MutatorSpec };
+
+/** The environment a command (pipe mutator or handler) runs with. */
+export interface ExecContext {
+  log: Logger;
+  /** Variables of the backend's own environment the command inherits (PATH, HOME, ...). */
+  baseEnv: Record<string, string | undefined>;
+  /** Puts the named assets of `namespace` in place; returns the variables to add/prepend. */
+  assets(names: string[], namespace: string): Promise<{ env: Record<string, string> }>;
+  /** Aborted when the node stops: running commands are killed. */
+  signal?: AbortSignal;
+}
+
+/** The outcome of one handler run, for logs and metrics. */
+export interface HandlerOutcome {
+  handler: string;
+  ok: boolean;
+  /** Milliseconds. */
+  duration: number;
+  error?: string;
+  /** Exit status of a pipe handler. */
+  status?: number;
+}
