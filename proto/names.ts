@@ -50,6 +50,8 @@ export const subjects = {
   /** Pipeline work queue: `<prefix>.jobs` holds `{event, handlers}` jobs for the pipeline workers. */
   pipelinePrefix: 'monitor.pipeline',
   pipelineJobsTopic: 'jobs',
+  /** The subject of every pipeline job. */
+  pipelineJobs: 'monitor.pipeline.jobs',
 };
 
 /** JetStream streams. */

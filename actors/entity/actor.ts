@@ -11,12 +11,15 @@ import {
 } from './keepalive.ts';
 import {
   ENTITY_KIND, type DeleteEventMsg, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState,
-  type Origin, type PipelineJob, type PutEntityMsg,
+  type Origin, type PutEntityMsg,
 } from './messages.ts';
-import { deregistrationEvent, resolutionJob, type DeregistrationCause } from './deregistration.ts';
+import { deregistrationEvent, resolutionEvent, type DeregistrationCause } from './deregistration.ts';
+import { registrationEvent } from './registration.ts';
 import { redactEntity } from '../../proto/redact.ts';
 import { withStoredConfig } from './managed.ts';
 import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
+import { queueJob, type PipelineInterest } from './jobs.ts';
+import type { JobSource } from '../pipeline/types.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
@@ -56,8 +59,12 @@ export interface EntityActorOptions {
   stats?: EntityStats;
   /** `--deregistration-handler`: the handler of deregistration events when the entity names none. */
   deregistrationHandler?: string;
-  /** Puts a job on the pipeline work queue; called once the turn that made it is durable. */
-  pipeline?: (job: PipelineJob) => Promise<void>;
+  /** Whether an event has handlers or pipelines to go to; without it every event is queued. */
+  interest?: PipelineInterest;
+  /** The silenced entries that silence an event, and those of them to delete once it resolves. */
+  silence?: (namespace: string, event: Event, entity: Entity, nowSec: number) => { names: string[]; onResolve: string[] };
+  /** Deletes silenced entries (`expire_on_resolve`) after a resolution was stored. */
+  unsilence?: (namespace: string, names: string[]) => Promise<void>;
   /** Sends an agent its entity as the backend now stores it (after an API update). */
   pushConfig?: (namespace: string, name: string, entity: Entity) => void;
 }
@@ -70,6 +77,38 @@ export interface EntityStats { events: number; keepalives: number }
  * the only writer of the entity and its events for the API too.
  */
 export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntityState> {
+  const wanted = (ns: string, event: Event) => opts.interest?.(ns, event) ?? true;
+
+  /**
+   * Stores one event of this entity (the check already merged with its history) and, in the same
+   * turn, queues it for the pipeline: silencing is decided here, before storage, and never stops it.
+   * Metrics travel to the pipeline but are not stored (reference 3.1).
+   */
+  function record(t: Turn<EntityState>, p: { key: string; id: string; source: JobSource; entity: Entity; check: Check; previous?: Event; rest: Omit<Event, 'entity' | 'check'> }): void {
+    const ns = p.entity.metadata.namespace ?? 'default';
+    const nowSec = sec(t.now);
+    let check = p.check;
+    let onResolve: string[] = [];
+    if (opts.silence) {
+      const s = opts.silence(ns, { ...p.rest, check }, p.entity, nowSec);
+      check = { ...check, silenced: s.names.length ? s.names : undefined, is_silenced: s.names.length > 0 };
+      onResolve = s.onResolve;
+    }
+    const { metrics, ...stored } = p.rest;
+    const eventJson = withEntity(JSON.stringify({ ...stored, id: p.id, check }), p.entity);
+    t.writeJson(buckets.events, p.key, eventJson);
+    const event = { ...p.rest, check };
+    if (wanted(ns, event)) {
+      const jobEvent = metrics === undefined ? eventJson : `${eventJson.slice(0, -1)},"metrics":${JSON.stringify(metrics)}}`;
+      queueJob(t, p.id, p.source, jobEvent, p.previous?.check?.state);
+    }
+    const resolved = (p.previous?.check?.status ?? 0) !== 0 && (check.status ?? 0) === 0;
+    if (resolved && onResolve.length > 0 && opts.unsilence) {
+      const names = onResolve;
+      t.afterCommit(() => opts.unsilence!(ns, names));
+    }
+  }
+
   /** A keepalive, from an agent (it registers the agent) or through the events API (any entity). */
   async function keepalive(t: Turn<EntityState>, origin: Origin, event: Event, entity: Entity): Promise<{ registered: boolean }> {
     const nowSec = sec(t.now);
@@ -83,14 +122,21 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       handlers: entity.keepalive_handlers?.length ? entity.keepalive_handlers : ['keepalive'],
     };
     t.state = withCheck({ ...t.state, entity, keepalive: ka }, KEEPALIVE_CHECK);
-    if (registered) t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
+    const id = event.id ?? randomUUID();
+    if (registered) {
+      t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
+      // Not stored and not in the API: handled (when a `registration` handler exists) and logged.
+      const reg = registrationEvent(entity, derivedEventId(id, 'registration'), nowSec, opts.node);
+      t.log.info('registration event', { namespace: origin.namespace, entity: origin.name, event: { ...reg, entity: redactEntity(entity) } });
+      if (wanted(origin.namespace, reg)) queueJob(t, reg.id!, 'registration', JSON.stringify(reg));
+    }
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
     const previous = await t.read<Event>(buckets.events, key);
-    const id = event.id ?? randomUUID();
     if (previous?.id !== id) {
       const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
-      t.write(buckets.events, key, keepaliveEvent(entity, merged, id, nowSec, event.sequence));
+      const { entity: _e, check: _c, ...rest } = keepaliveEvent(entity, merged, id, nowSec, event.sequence);
+      record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
     }
     // A new owner after a takeover waits one interval before judging, so a failover never turns a
     // healthy agent into an alert.
@@ -125,7 +171,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (previous?.id !== id) {
       const nowSec = sec(t.now);
       const merged = mergeCheck(previous?.check, keepaliveCheck(ka, ns, status, silentOutput(name, sec(silentMs), timeout), nowSec, opts.node));
-      t.write(buckets.events, key, keepaliveEvent(st.entity, merged, id, nowSec));
+      const { entity: _e, check: _c, ...rest } = keepaliveEvent(st.entity, merged, id, nowSec);
+      record(t, { key, id, source: 'keepalive', entity: st.entity, check: merged, previous, rest });
       t.log.warn('keepalive silence', { namespace: ns, entity: name, status, silent_s: sec(silentMs) });
     }
     t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
@@ -155,6 +202,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     else t.state = withCheck(t.state, check.metadata.name);
     const key = eventKey(origin.namespace, origin.name, check.metadata.name);
     const previous = await t.read<Event>(buckets.events, key);
+    // Already stored, and so already queued: the job went out before the event was written.
     if (event.id && previous?.id === event.id) return { stored: false };
     stats.events++;
     const merged = mergeCheck(previous?.check, {
@@ -163,15 +211,12 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       executed: check.executed ?? nowSec,
       processed_by: check.processed_by ?? opts.node,
     });
-    const { entity: _given, ...rest } = event;
+    const { entity: _given, check: _check, ...rest } = event;
     const id = event.id ?? randomUUID();
-    t.writeJson(buckets.events, key, withEntity(JSON.stringify({
-      ...rest,
-      timestamp: event.timestamp ?? nowSec,
-      id,
-      check: merged,
-      metadata: { ...event.metadata, namespace: origin.namespace },
-    }), entity));
+    record(t, {
+      key, id, source: 'check', entity, check: merged, previous,
+      rest: { ...rest, timestamp: event.timestamp ?? nowSec, metadata: { ...event.metadata, namespace: origin.namespace } },
+    });
     armTtl(t, check);
     return { stored: true };
   }
@@ -212,18 +257,16 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = st.entity;
     const ns = entity.metadata.namespace ?? 'default';
     const name = entity.metadata.name ?? '';
-    const resolutions: PipelineJob[] = [];
     for (const check of st.checks ?? []) {
       const ev = await t.read<Event>(buckets.events, eventKey(ns, name, check));
-      const r = ev && resolutionJob(ev, t.now);
-      if (r) resolutions.push(r);
+      const r = ev && resolutionEvent(ev, t.now);
+      if (r && wanted(ns, r)) queueJob(t, r.id!, 'resolution', JSON.stringify(r), ev.check?.state);
     }
     await deleteEntity(t, { namespace: ns, name, user: 'system' });
-    if (opts.pipeline) for (const r of resolutions) t.afterCommit(() => opts.pipeline!(r));
     const job = deregistrationEvent(entity, cause, t.now, opts.node, opts.deregistrationHandler ?? '');
     t.log.info('entity deregistered', { namespace: ns, entity: name, cause, handlers: job.handlers, event: { ...job.event, entity: redactEntity(entity) } });
     // No handler, nothing to run: the reference publishes the event only when one is named.
-    if (job.handlers.length > 0 && opts.pipeline) t.afterCommit(() => opts.pipeline!(job));
+    if (job.handlers.length > 0 && wanted(ns, job.event)) queueJob(t, job.event.id!, 'deregistration', JSON.stringify(job.event));
     return { deregistered: true };
   }
 
@@ -260,7 +303,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     },
     async fire(t, timer, at) {
       if (timer === KEEPALIVE_TIMER) await judgeSilence(t, at);
-      else if (timer.startsWith(TTL_TIMER_PREFIX)) await expireTtl(t, timer, at);
+      else if (timer.startsWith(TTL_TIMER_PREFIX)) {
+        const failure = await expireTtl(t, timer, at);
+        if (failure) record(t, { ...failure, source: 'ttl' });
+      }
     },
   };
 }

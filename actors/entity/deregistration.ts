@@ -43,12 +43,11 @@ export const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
  * What each event of a deregistered entity becomes for the pipeline (reference 5.6): resolved, its
  * history cleared, for the handlers its check names. Undefined when there is nobody to tell.
  */
-export function resolutionJob(event: Event, nowMs: number): { event: Event; handlers: string[] } | undefined {
+export function resolutionEvent(event: Event, nowMs: number): Event | undefined {
   const handlers = event.check?.handlers ?? [];
-  if (!event.check || handlers.length === 0) return undefined;
+  const check = event.check;
+  if (!check || handlers.length === 0) return undefined;
   const sec = Math.floor(nowMs / 1000);
-  return {
-    event: { ...event, timestamp: sec, check: { ...event.check, status: 0, history: [], output: RESOLVING_OUTPUT, executed: sec } },
-    handlers: [...handlers],
-  };
+  const id = derivedEventId(event.id ?? '', 'resolution');
+  return { ...event, id, timestamp: sec, check: { ...check, status: 0, state: 'passing', history: [], output: RESOLVING_OUTPUT, executed: sec } };
 }

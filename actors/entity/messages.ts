@@ -40,6 +40,3 @@ export interface KeepaliveState {
   last_seen_ms: number;
   handlers: string[];
 }
-
-/** A job for the pipeline work queue: the event and the handlers it goes to. */
-export interface PipelineJob { event: Event; handlers: string[] }

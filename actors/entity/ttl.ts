@@ -1,4 +1,5 @@
 import { buckets, eventKey } from '../../proto/names.ts';
+import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check, Event } from '../../proto/schemas/event.ts';
 import type { Turn } from '../runtime/types.ts';
 import { mergeCheck } from './check-state.ts';
@@ -44,29 +45,32 @@ export function disarmTtl(t: Turn<EntityState>, checks: readonly string[]): void
  * stored check no longer has a ttl, nothing happens and the switch stays off. While the entity's
  * keepalive is failing the expiry is suppressed (the entity is down; its keepalive alert says so) but,
  * unlike the reference which buries the switch, it is re-armed for another ttl: a check that stays
- * silent after its agent came back is still reported. Otherwise the failure result is written,
- * merged into the history like any result, and the switch re-armed, so it repeats every ttl.
+ * silent after its agent came back is still reported. Otherwise the failure result is returned,
+ * merged into the history like any result, for the actor to store and hand to the pipeline; the
+ * switch is re-armed, so it repeats every ttl.
  */
-export async function expireTtl(t: Turn<EntityState>, timer: string, at: number): Promise<void> {
+export interface TtlFailure { key: string; id: string; entity: Entity; check: Check; previous: Event; rest: Omit<Event, 'entity' | 'check'> }
+
+export async function expireTtl(t: Turn<EntityState>, timer: string, at: number): Promise<TtlFailure | undefined> {
   const st = t.state;
   const checkName = timer.slice(TTL_TIMER_PREFIX.length);
-  if (!st) return;
+  if (!st) return undefined;
   const ns = st.entity.metadata.namespace ?? 'default';
   const name = st.entity.metadata.name ?? '';
   const key = eventKey(ns, name, checkName);
   const stored = await t.read<Event>(buckets.events, key);
   const ttl = ttlOf(stored?.check);
-  if (!stored?.check || ttl === 0) return;
+  if (!stored?.check || ttl === 0) return undefined;
   t.setTimer(timer, t.now + ttl * 1000);
 
   const ka = await t.read<Event>(buckets.events, eventKey(ns, name, KEEPALIVE_CHECK));
   if ((ka?.check?.status ?? 0) > 0) {
     t.log.info('check ttl expired while the keepalive is failing: suppressed', { namespace: ns, entity: name, check: checkName });
-    return;
+    return undefined;
   }
   // Derived from the deadline: if this timer fires again after a failover, the event is already there.
   const id = derivedEventId(ns, name, checkName, 'ttl', at);
-  if (stored.id === id) return;
+  if (stored.id === id) return undefined;
   const nowSec = sec(t.now);
   // As the reference: seconds since the stored result's execution (after a first expiry, since that
   // failure result, so a repeat reports about one ttl).
@@ -78,7 +82,8 @@ export async function expireTtl(t: Turn<EntityState>, timer: string, at: number)
     output: ttlOutput(agoSec),
     executed: nowSec,
   });
-  t.write(buckets.events, key, { ...stored, id, timestamp: nowSec, entity: st.entity, check });
   // late_ms: how long after its deadline the expiry ran (bench/ttl.ts reads it).
   t.log.warn('check ttl expired', { namespace: ns, entity: name, check: checkName, ttl, last_execution_s_ago: agoSec, late_ms: t.now - at });
+  const { entity: _e, check: _c, ...rest } = stored;
+  return { key, id, entity: st.entity, check, previous: stored, rest: { ...rest, timestamp: nowSec } };
 }

@@ -29,6 +29,8 @@ export interface ActorHostOptions {
   log: Logger;
   /** Idle actors leave memory after this long (their deadlines stay armed). */
   passivateAfterMs?: number;
+  /** Publishes a turn's enqueued message to JetStream (deduplicated by `msgId`); resolves on the stream's ack. */
+  publishDurable?: (subject: string, data: Uint8Array, msgId: string) => Promise<void>;
 }
 
 /**
@@ -254,6 +256,7 @@ export class ActorHost implements ShardHost {
     const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
     const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
     const seen = recordChanged && msgIds.length ? [...cell.seen, ...msgIds].slice(-SEEN_LIMIT) : cell.seen;
+    if (turn.queued.length > 0) await this.publishQueued(cell, turn);
     try {
       const writes: Promise<void>[] = [];
       if (recordChanged && turn.state === undefined && Object.keys(turn.timers).length === 0) {
@@ -287,6 +290,22 @@ export class ActorHost implements ShardHost {
       void (async () => fn())().catch((err) => this.opts.log.error('after-commit effect failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
     }
     if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgIds.length === 1 ? msgIds[0] : undefined, messages, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
+  }
+
+  /**
+   * The turn's messages go out before its writes: a crash in between leaves a message whose turn is
+   * retried (and deduplicated by msgId), never a stored change whose message was lost.
+   */
+  private async publishQueued(cell: Cell, turn: TurnImpl): Promise<void> {
+    const publish = this.opts.publishDurable;
+    if (!publish) throw new ActorError('internal', 'this node cannot enqueue messages');
+    try {
+      await Promise.all(turn.queued.map((q) => publish(q.subject, Buffer.from(q.data), q.msgId)));
+    } catch (err) {
+      this.evict(cell);
+      throw new ActorError('unavailable', `cannot enqueue: ${(err as Error).message}`);
+    }
+    this.assertOwned(cell.shard);
   }
 
   /** Writes (or, with no text, removes) a side record; compare-and-set on its last revision. */

@@ -200,6 +200,11 @@ export class NatsAdapter {
     return async (topic, data) => { await this.js.publish(`${prefix}.${topic}`, data); };
   }
 
+  /** Appends to a JetStream stream; a second publish with the same msgId within the stream's duplicate window is dropped. */
+  async publishDurable(subject: string, data: Uint8Array, msgId: string): Promise<void> {
+    await this.js.publish(subject, data, { msgID: msgId });
+  }
+
   async kv(bucket: string, opts: { replicas?: number } = {}): Promise<KvStore> {
     const kv = await this.js.views.kv(bucket, { history: 1, replicas: opts.replicas ?? 1, storage: StorageType.File, allow_direct: true });
     return new KvStore(bucket, kv, this);

@@ -18,6 +18,7 @@ export class TurnImpl implements Turn<unknown> {
   readonly sideWrites = new Map<string, { value?: unknown; json?: string }>();
   timersChanged = false;
   readonly effects: Array<() => void | Promise<void>> = [];
+  readonly queued: Array<{ subject: string; data: string; msgId: string }> = [];
 
   constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string) => Promise<unknown>, readonly log: Logger) {
     this.kind = cell.behavior.kind;
@@ -49,4 +50,5 @@ export class TurnImpl implements Turn<unknown> {
   writeJson(bucket: string, key: string, json: string): void { this.sideWrites.set(sideKey(bucket, key), { json }); }
   remove(bucket: string, key: string): void { this.sideWrites.set(sideKey(bucket, key), { value: undefined }); }
   afterCommit(fn: () => void | Promise<void>): void { this.effects.push(fn); }
+  enqueue(subject: string, data: string, msgId: string): void { this.queued.push({ subject, data, msgId }); }
 }

@@ -47,6 +47,13 @@ export interface Turn<S> {
    * commit loses it.
    */
   afterCommit(fn: () => void | Promise<void>): void;
+  /**
+   * Puts a message on a JetStream stream as part of the turn: published (and acknowledged by the
+   * stream) before the turn's writes are sent, so whatever the turn stored has its message too. A
+   * turn that fails after publishing is retried with the same `msgId`, which the stream drops as a
+   * duplicate: at least once, exactly once when nothing fails.
+   */
+  enqueue(subject: string, data: string, msgId: string): void;
 }
 
 /** An actor kind: how its records are keyed and how it reacts to messages and timers. */

@@ -1,0 +1,29 @@
+import type { Entity } from '../../proto/schemas/entity.ts';
+import type { Event } from '../../proto/schemas/event.ts';
+
+export const REGISTRATION_CHECK = 'registration';
+
+/**
+ * The event of an agent's first keepalive (spec section 3): for the handler named `registration`,
+ * never stored, only logged. Status 1 and interval 1 as the reference makes it.
+ */
+export function registrationEvent(entity: Entity, id: string, nowSec: number, node: string): Event {
+  const ns = entity.metadata.namespace ?? 'default';
+  return {
+    timestamp: nowSec,
+    id,
+    entity,
+    check: {
+      metadata: { name: REGISTRATION_CHECK, namespace: ns },
+      status: 1,
+      output: `Entity ${entity.metadata.name ?? ''} registered`,
+      handlers: [REGISTRATION_CHECK],
+      interval: 1,
+      executed: nowSec,
+      issued: nowSec,
+      scheduler: 'monitor',
+      processed_by: node,
+    },
+    metadata: { namespace: ns },
+  };
+}
