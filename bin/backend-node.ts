@@ -19,6 +19,9 @@ import { EntityLimit } from '../actors/entity/limit.ts';
 import { scheduleBehavior } from '../actors/schedule/actor.ts';
 import { ScheduleReconciler } from '../actors/schedule/reconciler.ts';
 import { startAdhocExecutor } from '../actors/schedule/adhoc.ts';
+import { WorkflowResolver, pipelineInterest } from '../actors/pipeline/workflows.ts';
+import { PipelineWorker } from '../actors/pipeline/worker.ts';
+import { PipelineQueue } from '../actors/pipeline/queue.ts';
 import { encodeFrame } from '../proto/frames.ts';
 import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
@@ -111,15 +114,17 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
       onLease: (id) => { try { writeFileSync(leaseFile, id); } catch { /* best effort */ } },
       log: log.child({ component: 'membership' }),
     });
-    const pipelineJobs = await nats.workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
+    await nats.workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
+    const interest = pipelineInterest(config);
+    const pipelineQueue = new PipelineQueue(nats, interest);
     const readModel = new EntityReadModel(stores.get(buckets.entities)!, stores.get(buckets.events)!);
     const entityLimit = new EntityLimit(cfg['entity-limit'], readModel);
     const entityStats: EntityStats = { events: 0, keepalives: 0 };
     const host = new ActorHost({
       nats, stores, shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
+      publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
       behaviors: [entityBehavior({
-        node: cfg.name, stats: entityStats, deregistrationHandler: cfg['deregistration-handler'],
-        pipeline: async (job) => { await pipelineJobs(subjects.pipelineJobsTopic, Buffer.from(JSON.stringify(job))); },
+        node: cfg.name, stats: entityStats, deregistrationHandler: cfg['deregistration-handler'], interest,
         pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
       }), scheduleBehavior({ config, readModel, publish: (subject, data) => nats.publish(subject, data) })], log: log.child({ component: 'actors' }),
     });
@@ -136,7 +141,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     stops.push(async () => reconciler.stop());
     const authz = new Authorizer(config);
     const passwords = new VerifiedCache();
-    const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, entityLimit, log: log.child({ component: 'agents' }) });
+    const gateway = new AgentGateway({ tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config, authz, actors, nats, entityLimit, pipeline: pipelineQueue, log: log.child({ component: 'agents' }) });
     await gateway.start();
     stops.push(() => gateway.stop());
 
@@ -147,6 +152,13 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     let readModelReady = false;
     void readModel.start().then(() => { readModelReady = true; });
     stops.push(async () => readModel.stop());
+    const pipelineLog = log.child({ component: 'pipeline' });
+    const pipeline = new PipelineWorker({
+      nats, resolver: new WorkflowResolver(config, pipelineLog), log: pipelineLog, concurrency: cfg['pipeline-workers'],
+      exec: { log: pipelineLog, baseEnv: { ...process.env, MONITOR_BACKEND_NODE: cfg.name }, assets: async (names) => { if (names.length) throw new Error('runtime assets are not available on the backend yet'); return { env: {} }; } },
+    });
+    await pipeline.start();
+    stops.push(() => pipeline.stop());
     const adhoc = await nats.workQueue(streams.adhoc, subjects.adhocPrefix, { replicas: cfg['nats-replicas'] });
     const adhocExecutor = await startAdhocExecutor(nats, config, log.child({ component: 'adhoc' }), readModel);
     stops.push(() => adhocExecutor.stop());
@@ -176,7 +188,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     });
     const apiLog = log.child({ component: 'api' });
     const api = await listenApi(buildApi({
-      config, authz, tokens, actors, reads, readModel, entityLimit, metrics, health, version, log: apiLog,
+      config, authz, tokens, actors, reads, readModel, entityLimit, metrics, health, version, log: apiLog, pipeline: pipelineQueue,
       auth: new Authenticator(config, passwords, { login: directoryLogin, lookup: directoryLookup }, apiLog),
       queueAdhoc: (req) => adhoc(encodeToken(String(req.namespace)), Buffer.from(JSON.stringify(req))),
       ready: () => readModelReady && membership.guardOk(),

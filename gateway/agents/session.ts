@@ -7,6 +7,7 @@ import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
+import type { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
 import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
 import type { AgentIdentity } from './handshake.ts';
@@ -28,6 +29,8 @@ export interface SessionDeps {
   log: Logger;
   /** `--entity-limit`: a new agent is refused at the handshake (402), and so is an event creating a proxy. */
   entityLimit?: EntityLimit;
+  /** Where metrics-only events go: handled, never stored. */
+  pipeline?: PipelineQueue;
 }
 
 /**
@@ -114,8 +117,14 @@ export class AgentSession {
       return;
     }
     if (route.kind === 'metrics-only') {
-      this.log.debug('metrics event accepted but not stored: no metrics pipeline yet', { id, ...route.summary });
-      this.ack({ id, ok: true });
+      // Acknowledged once its job is durable (or at once when nothing handles it); never stored.
+      // The agent speaks for its own entity only, whatever the event's copy says.
+      const entity = { entity_class: 'agent' as const, ...r.output.entity, metadata: { ...r.output.entity?.metadata, name: this.origin.name, namespace: this.origin.namespace } };
+      const queued = this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ?? Promise.resolve(false);
+      this.track(queued.then(
+        (handled) => { this.log.debug('metrics event accepted', { id, handled, ...route.summary }); this.ack({ id, ok: true }); },
+        (err) => this.log.warn('metrics event not queued; the agent will resend it', { id, error: (err as Error).message }),
+      ));
       return;
     }
     this.track(this.deps.actors.ask(ENTITY_KIND, route.actorId, 'event', route.msg, { msgId: id }).then(

@@ -9,6 +9,8 @@ import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
 
 /** What the API's routes work with; one instance per node. */
+import type { PipelineQueue } from '../../actors/pipeline/queue.ts';
+
 export interface ApiServices {
   config: ConfigStore;
   authz: Authorizer;
@@ -19,6 +21,8 @@ export interface ApiServices {
   readModel: EntityReadModel;
   /** `--entity-limit`: new entities past it are refused with 402. */
   entityLimit?: EntityLimit;
+  /** Where metrics-only events go (handled, never stored). */
+  pipeline?: PipelineQueue;
   /** Queues an ad hoc check request for the scheduler (delivered by a later release). */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
   log: Logger;

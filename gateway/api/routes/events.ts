@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeleteEventMsg, EventMsg } from '../../../actors/entity/messages.ts';
 import { SEP } from '../../../actors/entity/read-model.ts';
@@ -73,8 +74,11 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
       ...(check ? { check: { ...(raw.check ?? {}), metadata: { ...(raw.check?.metadata ?? {}), name: check, namespace: ns } } } : {}),
     };
     const event = validate(Event, withNames, 'event');
-    // Metrics-only events are not stored; the pipeline (a later release) handles them.
-    if (!check) return c.body(null, 201);
+    // Metrics-only events are not stored: answered once their pipeline job is durable.
+    if (!check) {
+      await svc.pipeline?.submitMetrics(ns, event, event.id ?? randomUUID());
+      return c.body(null, 201);
+    }
     // An event about an unknown entity creates it (a proxy), so it counts against the limit.
     if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };

@@ -1,0 +1,66 @@
+import type { Logger } from '../../proto/log.ts';
+import { applyFilter } from './filters.ts';
+import { mutate } from './mutators/index.ts';
+import { runHandler } from './handlers/index.ts';
+import { eventExtras } from './synthesize.ts';
+import type { ExecContext, HandlerOutcome, PipelineJob } from './types.ts';
+import type { Workflow, WorkflowResolver } from './workflows.ts';
+
+export interface JobReport {
+  workflows: number;
+  /** Workflows a filter stopped. */
+  filtered: number;
+  handled: HandlerOutcome[];
+  /** A mutator failed: the rest of that pipeline did not run. */
+  errors: string[];
+}
+
+/**
+ * Runs one job through its workflows, one after the other (reference 3.13): the first filter that
+ * drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline. The
+ * payload of a mutator is computed once per job, however many workflows use it.
+ */
+export async function runJob(job: PipelineJob, resolver: WorkflowResolver, ctx: ExecContext, log: Logger): Promise<JobReport> {
+  const namespace = job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
+  const workflows = resolver.resolve(namespace, job.event);
+  const report: JobReport = { workflows: workflows.length, filtered: 0, handled: [], errors: [] };
+  if (workflows.length === 0) return report;
+  const extras = eventExtras(job.event, job.previous_state);
+  const now = new Date();
+  const payloads = new Map<string, Promise<Buffer>>();
+  const aborted = new Set<string>();
+  for (const w of workflows) {
+    if (aborted.has(w.pipeline)) continue;
+    const dropped = dropReason(w, job, extras, now, log);
+    if (dropped) {
+      report.filtered++;
+      log.debug('event filtered', { job: job.id, workflow: w.name, handler: w.handler.metadata.name, reason: dropped });
+      continue;
+    }
+    const key = mutatorKey(w);
+    let payload = payloads.get(key);
+    if (!payload) { payload = mutate(w.mutator, job.event, namespace, ctx); payloads.set(key, payload); }
+    let body: Buffer;
+    try { body = await payload; }
+    catch (err) {
+      const msg = (err as Error).message;
+      report.errors.push(msg);
+      aborted.add(w.pipeline);
+      log.error('mutator failed: the rest of the pipeline is skipped', { job: job.id, pipeline: w.pipeline, workflow: w.name, error: msg });
+      continue;
+    }
+    const outcome = await runHandler(w.handler, body, namespace, ctx);
+    report.handled.push(outcome);
+  }
+  return report;
+}
+
+function dropReason(w: Workflow, job: PipelineJob, extras: ReturnType<typeof eventExtras>, now: Date, log: Logger): string | undefined {
+  for (const f of w.filters) {
+    const d = applyFilter(f, job.event, extras, now, log);
+    if (!d.pass) return d.reason ?? (f.kind === 'builtin' ? f.name : f.filter.metadata.name);
+  }
+  return undefined;
+}
+
+const mutatorKey = (w: Workflow) => (w.mutator === undefined ? 'json' : w.mutator.kind === 'builtin' ? w.mutator.name : `resource:${w.mutator.mutator.metadata.name}`);

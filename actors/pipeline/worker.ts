@@ -1,0 +1,117 @@
+import * as v from 'valibot';
+import { AckPolicy, type Consumer, type JsMsg } from 'nats';
+import { streams, subjects } from '../../proto/names.ts';
+import type { Logger } from '../../proto/log.ts';
+import { PipelineJobSchema } from '../../proto/schemas/pipeline-job.ts';
+import type { NatsAdapter } from '../runtime/nats.ts';
+import { runJob } from './run.ts';
+import type { ExecContext, PipelineJob } from './types.ts';
+import type { WorkflowResolver } from './workflows.ts';
+
+/** Every node pulls from this one durable consumer: each job is taken by one node at a time. */
+export const PIPELINE_CONSUMER = 'monitor-pipeline';
+/** A job not acknowledged (nor reported as in progress) for this long goes to another node. */
+export const JOB_ACK_WAIT_MS = 15_000;
+const PROGRESS_EVERY_MS = 5_000;
+/** A job that keeps killing its worker is not handed out forever. */
+const MAX_DELIVER = 10;
+
+export interface PipelineWorkerOptions {
+  nats: NatsAdapter;
+  resolver: WorkflowResolver;
+  exec: ExecContext;
+  log: Logger;
+  /** Jobs one node runs at the same time; more wait in the queue (bounded memory, no head-of-line blocking). */
+  concurrency: number;
+}
+
+export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number }
+
+/**
+ * Takes jobs off the MONITOR_PIPELINE work queue and runs them, at most `concurrency` at once. A
+ * job is acknowledged only after its handlers finished; while it runs the worker tells JetStream it
+ * is still at it, so a slow handler is not mistaken for a dead node, and a node that dies mid-job
+ * leaves it to be redelivered to another node after the ack wait.
+ */
+export class PipelineWorker {
+  readonly stats: PipelineStats = { jobs: 0, handlerRuns: 0, handlerFailures: 0, filtered: 0, mutatorErrors: 0, running: 0 };
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private readonly idle: Array<() => void> = [];
+  private loop: Promise<void> | undefined;
+  private batch: { stop(): void } | undefined;
+  private readonly exec: ExecContext;
+
+  constructor(private readonly opts: PipelineWorkerOptions) {
+    this.exec = { ...opts.exec, signal: this.abort.signal };
+  }
+
+  async start(): Promise<void> {
+    const jsm = await this.opts.nats.nc.jetstreamManager();
+    await jsm.consumers.add(streams.pipeline, {
+      durable_name: PIPELINE_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
+      filter_subject: subjects.pipelineJobs, max_deliver: MAX_DELIVER, max_ack_pending: -1,
+    }).catch(async (err) => {
+      // Another node made it first (or it exists from an earlier run): use it as is.
+      if (!(await jsm.consumers.info(streams.pipeline, PIPELINE_CONSUMER).then(() => true, () => false))) throw err;
+    });
+    const consumer = await this.opts.nats.js.consumers.get(streams.pipeline, PIPELINE_CONSUMER);
+    this.loop = this.run(consumer);
+  }
+
+  private async run(consumer: Consumer): Promise<void> {
+    const { log, concurrency } = this.opts;
+    while (!this.stopped) {
+      try {
+        if (this.stats.running >= concurrency) { await new Promise<void>((r) => this.idle.push(r)); continue; }
+        // Pull only as many as there are free slots, so no job waits in this node's memory while its ack clock runs.
+        const batch = await consumer.fetch({ max_messages: concurrency - this.stats.running, expires: 2000 });
+        this.batch = batch;
+        for await (const m of batch) {
+          if (this.stopped) { m.nak(); continue; }
+          this.start1(m);
+        }
+      } catch (err) {
+        if (!this.stopped) { log.warn('pipeline consumer failed, retrying', { error: (err as Error).message }); await new Promise((r) => setTimeout(r, 1000)); }
+      }
+    }
+  }
+
+  private start1(m: JsMsg): void {
+    let job: PipelineJob;
+    try { job = v.parse(PipelineJobSchema, m.json()) as PipelineJob; }
+    catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return; }
+    this.stats.running++;
+    const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
+    const started = Date.now();
+    runJob(job, this.opts.resolver, this.exec, this.opts.log)
+      .then(async (report) => {
+        this.stats.jobs++;
+        this.stats.filtered += report.filtered;
+        this.stats.mutatorErrors += report.errors.length;
+        for (const h of report.handled) { this.stats.handlerRuns++; if (!h.ok) this.stats.handlerFailures++; }
+        await m.ackAck().catch(() => m.ack());
+        this.opts.log.debug('pipeline job done', { job: job.id, source: job.source, workflows: report.workflows, handled: report.handled.length, ms: Date.now() - started, redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined });
+      }, (err: Error) => {
+        // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
+        this.opts.log.error('pipeline job failed', { job: job.id, error: err.message });
+        m.nak(5000);
+      })
+      .finally(() => {
+        clearInterval(progress);
+        this.stats.running--;
+        this.idle.shift()?.();
+      });
+  }
+
+  /** Stops taking jobs; running ones are abandoned (JetStream redelivers them) after a short grace. */
+  async stop(graceMs = 2000): Promise<void> {
+    this.stopped = true;
+    this.batch?.stop();
+    for (const r of this.idle.splice(0)) r();
+    const deadline = Date.now() + graceMs;
+    while (this.stats.running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    this.abort.abort();
+    await this.loop?.catch(() => {});
+  }
+}
