@@ -173,6 +173,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
         shards: { owned: host.ownedCount, total: SHARD_COUNT }, members: membership.memberNames(),
         agents: { connected: gateway.sessionCount },
         runtime: { actors: host.actorCount, timers: host.timerCount, mailbox_depth: host.mailboxDepth(), committed_turns: host.committedTurns },
+        pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
       };
     };
     const version = async () => {
@@ -185,6 +186,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
       agentsConnected: () => gateway.sessionCount, mailboxDepth: () => host.mailboxDepth(), actorsActive: () => host.actorCount,
       shardsOwned: () => host.ownedCount, turnsCommitted: () => host.committedTurns,
       eventsProcessed: () => entityStats.events, keepalivesProcessed: () => entityStats.keepalives,
+      pipeline: () => pipeline.stats,
     });
     const apiLog = log.child({ component: 'api' });
     const api = await listenApi(buildApi({

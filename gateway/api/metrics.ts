@@ -10,6 +10,8 @@ export interface NodeGauges {
   turnsCommitted(): number;
   eventsProcessed(): number;
   keepalivesProcessed(): number;
+  /** The pipeline worker's counters (absent on a node without one). */
+  pipeline?(): { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number };
 }
 
 /**
@@ -40,6 +42,15 @@ export class ApiMetrics {
     counter('monitor_actor_turns_total', 'Actor turns committed on this node', g.turnsCommitted);
     counter('monitor_events_processed_total', 'Check events stored by this node\'s entity actors', g.eventsProcessed);
     counter('monitor_keepalives_processed_total', 'Keepalives processed by this node\'s entity actors', g.keepalivesProcessed);
+    const p = g.pipeline;
+    if (p) {
+      counter('monitor_pipeline_jobs_total', 'Pipeline jobs this node finished', () => p().jobs);
+      counter('monitor_pipeline_handler_runs_total', 'Handlers this node ran', () => p().handlerRuns);
+      counter('monitor_pipeline_handler_failures_total', 'Handler runs that failed (exit status, socket error, timeout)', () => p().handlerFailures);
+      counter('monitor_pipeline_filtered_total', 'Workflows a filter stopped', () => p().filtered);
+      counter('monitor_pipeline_mutator_errors_total', 'Mutators that failed', () => p().mutatorErrors);
+      gauge('monitor_pipeline_jobs_running', 'Pipeline jobs running on this node', () => p().running);
+    }
   }
 
   middleware(): MiddlewareHandler {

@@ -10,6 +10,7 @@ export interface HealthReport {
   members: string[];
   agents: { connected: number };
   runtime: { actors: number; timers: number; mailbox_depth: number; committed_turns: number };
+  pipeline?: { running: number; jobs: number };
 }
 
 export interface VersionReport {
