@@ -1,21 +1,21 @@
 // suite-timeout: 240
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, type NatsConnection } from 'nats';
 import WebSocket from 'ws';
 import { decodeFrame, encodeFrame } from '../../proto/frames.ts';
 import { protobufCodec } from '../../proto/wire/codec.ts';
 import { coreApi, created, isError } from '../harness/api.ts';
-import { loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loud, startAgent, startBackend, tempDir, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 
 // One backend with --entity-limit 3 and a default deregistration handler, and real agents:
 // redaction of entities and events in REST answers, the stored entity pushed to its agent
 // (entity_config), deregistration of an agent that stops with --deregister (entity and events gone,
-// a job on the pipeline queue), and the entity limit (402 at the handshake and through the API).
+// its deregistration and resolutions handled), and the entity limit (402 at the handshake and through the API).
 
 const LIMIT = 3;
 let backend: Backend;
-let nc: NatsConnection | undefined;
 const agents: AgentProc[] = [];
 const api = coreApi(() => backend);
 
@@ -24,17 +24,17 @@ const waitEntity = (name: string) => waitFor(async () => { const r = await entit
 const listed = async (path: string, name: string) => (await api(path)).body.find((x: any) => (x.entity?.metadata?.name ?? x.metadata?.name) === name);
 const agentCount = async () => (await api('/namespaces/default/entities')).body.length as number;
 
-/** Every job on the pipeline queue so far (a work queue nobody consumes yet keeps them all). */
-async function jobs(): Promise<any[]> {
-  const jsm = await nc!.jetstreamManager();
-  const info = await jsm.streams.info('MONITOR_PIPELINE');
-  const out: any[] = [];
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const m = await jsm.streams.getMessage('MONITOR_PIPELINE', { seq }).catch(() => undefined);
-    if (m) out.push(m.json());
-  }
-  return out;
+let handlerRoot: string;
+/** A pipe handler writing each event it gets to a file of its own; returns its directory. */
+async function fileHandler(name: string): Promise<string> {
+  const dir = join(handlerRoot, name);
+  mkdirSync(dir, { recursive: true });
+  const r = await api(`/namespaces/default/handlers/${name}`, 'PUT', { metadata: { name, namespace: 'default' }, type: 'pipe', command: `cat > "$(mktemp -p ${dir} ev.XXXXXX)"` });
+  assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+  return dir;
 }
+/** The events a file handler got so far. */
+const handled = (dir: string): any[] => readdirSync(dir).flatMap((f) => { try { return [JSON.parse(readFileSync(join(dir, f), 'utf8'))]; } catch { return []; } });
 
 async function launch(name: string, extraArgs: string[] = []): Promise<AgentProc> {
   const a = await startAgent({ name, backendUrls: [backend.agentUrl], subscriptions: ['linux'], keepaliveInterval: 1, warning: 5, extraArgs });
@@ -43,13 +43,12 @@ async function launch(name: string, extraArgs: string[] = []): Promise<AgentProc
 }
 
 test.before(loud(async () => {
+  handlerRoot = tempDir('lifecycle-handlers');
   backend = await startBackend({ name: 'lifecycle-1', extraArgs: ['--deregistration-handler', 'dereg-default'], env: { MONITOR_ENTITY_LIMIT: String(LIMIT) } });
-  nc = await connect({ servers: backend.embedded!.natsListen });
 }));
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});
-  await nc?.close().catch(() => {});
   await backend?.stop();
 });
 
@@ -118,7 +117,9 @@ test('the agent gets its stored entity and adopts API updates pushed to it', asy
   assert.ok(after.subscriptions.includes('db'));
 });
 
-test('an agent stopping with --deregister is deregistered: entity and events gone, a job queued', async () => {
+test('an agent stopping with --deregister is deregistered: entity and events gone, its handlers told', async () => {
+  const own = await fileHandler('dereg-own');
+  const pager = await fileHandler('pager');
   const a = await launch('leaving-agent', ['--deregister', '--deregistration-handler', 'dereg-own']);
   await waitEntity('leaving-agent');
   created(await api('/namespaces/default/events', 'POST', { entity: { metadata: { name: 'leaving-agent' } }, check: { metadata: { name: 'cpu' }, status: 1, output: 'hot', handlers: ['pager'] } }), 'event');
@@ -128,38 +129,29 @@ test('an agent stopping with --deregister is deregistered: entity and events gon
   assert.is((await api('/namespaces/default/events/leaving-agent/keepalive')).status, 404);
   await waitFor(async () => ((await api('/namespaces/default/events/leaving-agent')).body.length === 0 ? true : undefined), { timeoutMs: 5000, what: 'events unlisted' });
 
-  const jsm = await nc!.jetstreamManager();
-  const msg = await waitFor(() => jsm.streams.getMessage('MONITOR_PIPELINE', { last_by_subj: 'monitor.pipeline.jobs' }).catch(() => undefined), { timeoutMs: 5000, what: 'pipeline job' });
-  const job = msg.json<any>();
-  assert.equal(job.handlers, ['dereg-own']);
-  assert.is(job.event.check.metadata.name, 'deregistration');
-  assert.is(job.event.check.status, 1);
-  assert.match(job.event.check.output, /leaving-agent was deregistered/);
-  assert.is(job.event.entity.metadata.name, 'leaving-agent');
+  const ev = await waitFor(() => handled(own).find((e) => e.entity?.metadata?.name === 'leaving-agent'), { timeoutMs: 10000, what: 'deregistration event handled' });
+  assert.is(ev.check.metadata.name, 'deregistration');
+  assert.is(ev.check.status, 1);
+  assert.equal(ev.check.handlers, ['dereg-own']);
+  assert.match(ev.check.output, /leaving-agent was deregistered/);
   assert.ok(backend.logs().some((l) => l.msg === 'entity deregistered' && l.entity === 'leaving-agent'), 'deregistration logged');
   // Its events go to their handlers resolved (reference 5.6).
-  const resolved = (await jobs()).find((j) => j.event.entity?.metadata?.name === 'leaving-agent' && j.event.check.metadata.name === 'cpu');
-  assert.ok(resolved, 'a resolution job for the cpu event');
-  assert.equal(resolved.handlers, ['pager']);
-  assert.is(resolved.event.check.status, 0);
-  assert.is(resolved.event.check.output, 'Resolving due to entity deregistering');
-  assert.equal(resolved.event.check.history, []);
+  const resolved = await waitFor(() => handled(pager).find((e) => e.entity?.metadata?.name === 'leaving-agent' && e.check.status === 0), { timeoutMs: 10000, what: 'resolution handled' });
+  assert.is(resolved.check.metadata.name, 'cpu');
+  assert.is(resolved.check.output, 'Resolving due to entity deregistering');
+  assert.equal(resolved.check.history, []);
 });
 
 test('an agent with --deregister that goes silent is deregistered at the warning timeout', async () => {
+  const dflt = await fileHandler('dereg-default');
   const a = await launch('vanishing-agent', ['--deregister']);
   await waitEntity('vanishing-agent');
   await a.kill('SIGKILL');
   await waitFor(async () => ((await entityOf('vanishing-agent')).status === 404 ? true : undefined), { timeoutMs: 20000, what: 'silent entity deleted' });
-  const jsm = await nc!.jetstreamManager();
-  const job = await waitFor(async () => {
-    const m = await jsm.streams.getMessage('MONITOR_PIPELINE', { last_by_subj: 'monitor.pipeline.jobs' }).catch(() => undefined);
-    const j = m?.json<any>();
-    return j?.event?.entity?.metadata?.name === 'vanishing-agent' ? j : undefined;
-  }, { timeoutMs: 5000, what: 'pipeline job of the silent agent' });
   // The agent named no handler: the backend's default one.
-  assert.equal(job.handlers, ['dereg-default']);
-  assert.match(job.event.check.output, /keepalive timeout/);
+  const ev = await waitFor(() => handled(dflt).find((e) => e.entity?.metadata?.name === 'vanishing-agent'), { timeoutMs: 10000, what: 'deregistration of the silent agent handled' });
+  assert.equal(ev.check.handlers, ['dereg-default']);
+  assert.match(ev.check.output, /keepalive timeout/);
 });
 
 test('an agent speaking protobuf registers, sends events that are stored and acknowledged, and gets entity_config', async () => {
