@@ -1,5 +1,5 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -14,6 +14,8 @@
  *   ttl      check TTL expiry lateness p50/p99 for 1,000 switches on one backend (bench/ttl.ts) (~1 min)
  *   results  check results acked (durable) per second from N agents over WebSocket, W in flight each, on
  *            1 and 3 backends; send-to-ack p50/p99 (bench/results/)                       (~2 min)
+ *   pipeline events through a tcp handler and a pipe handler on one backend: handled/s and stored→handled
+ *            p50/p99 (bench/pipeline.ts)                                                  (~2 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -33,6 +35,7 @@
  * ttl: BENCH_TTL_SWITCHES=1000  BENCH_TTL_SECONDS=10
  * results: BENCH_RESULTS_AGENTS=200  BENCH_RESULTS_WINDOW=8  BENCH_RESULTS_SECONDS=30  BENCH_RESULTS_WARMUP=5
  * BENCH_RESULTS_NODES=1,3  BENCH_RESULTS_CHECKS=10
+ * pipeline: BENCH_PIPELINE_SECONDS=20  BENCH_PIPELINE_KINDS=tcp,pipe  BENCH_PIPELINE_PIPE_EVENTS=3000
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -44,6 +47,7 @@ import { restConfig, runRest } from './rest/index.ts';
 import { agentBenchConfig, runAgentBench } from './agent/index.ts';
 import { runTtl, ttlConfig } from './ttl.ts';
 import { resultsConfig, runResults } from './results/index.ts';
+import { pipelineConfig, runPipeline } from './pipeline.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -55,6 +59,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   agent: () => runAgentBench(agentBenchConfig()),
   ttl: () => runTtl(ttlConfig()),
   results: (args) => runResults(resultsConfig(args)),
+  pipeline: () => runPipeline(pipelineConfig()),
 };
 
 const args = process.argv.slice(2);

@@ -1,0 +1,142 @@
+/**
+ * Events through the pipeline on one backend (external etcd + nats-server, log level warn): events
+ * are POSTed through the REST API (each 201 means stored and queued) as fast as 32 keep-alive
+ * connections go for BENCH_PIPELINE_SECONDS, with one handler on their check:
+ *   tcp   a `tcp` handler writing to a sink in this process (goal >= 2,000 handled/s)
+ *   pipe  a `pipe` handler (`cat >> file`, one process per event) fed a burst of
+ *         BENCH_PIPELINE_PIPE_EVENTS (3,000); the file is read as it grows
+ * Each kind runs twice: unpaced, for handled per second (first to last handled event, so a backlog
+ * counts), then paced (tcp at the 2,000/s goal, pipe at half its maximum) for the stored-to-handled
+ * latency p50/p99 (201 received → payload seen; a job handled before its 201 returns counts as 0).
+ */
+import { createServer } from 'node:net';
+import { appendFileSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { adminAuth, startBackend, tempDir, waitFor, type Backend } from '../test/harness/index.ts';
+import { SHARD_COUNT } from '../proto/names.ts';
+import { fix, int, ms, note } from './lib/format.ts';
+import { Cleanup, startInfra } from './lib/infra.ts';
+import { ConnPool } from './lib/http1.ts';
+import type { BenchResult } from './lib/result.ts';
+import { percentile } from './lib/stats.ts';
+
+export interface PipelineConfig { seconds: number; connections: number; kinds: Array<'tcp' | 'pipe'>; entities: number; pipeEvents: number }
+
+const GOAL_TCP = 2000;
+
+export function pipelineConfig(): PipelineConfig {
+  const seconds = Number(process.env.BENCH_PIPELINE_SECONDS ?? 20);
+  const kinds = (process.env.BENCH_PIPELINE_KINDS ?? 'tcp,pipe').split(',').filter((k): k is 'tcp' | 'pipe' => k === 'tcp' || k === 'pipe');
+  return { seconds, connections: 32, kinds, entities: Number(process.env.BENCH_PIPELINE_ENTITIES ?? 1000), pipeEvents: Number(process.env.BENCH_PIPELINE_PIPE_EVENTS ?? 3000) };
+}
+
+interface Run { handled: number; posted: number; refused: number; perSecond: number; p50: number; p99: number; drainSeconds: number }
+
+/** POSTs for `seconds` (or until `maxEvents`), at `rate`/s when given, else as fast as the connections go. */
+async function drive(backend: Backend, cfg: PipelineConfig, handler: string, seen: Map<string, number>, poll: () => void, limits: { rate?: number; maxEvents?: number } = {}): Promise<Run> {
+  const pool = new ConnPool('raw', backend.apiUrl, cfg.connections);
+  const stored = new Map<string, number>();
+  const headers = `Authorization: ${adminAuth.Authorization}\r\nContent-Type: application/json\r\n`;
+  const end = Date.now() + cfg.seconds * 1000;
+  const t0 = performance.now();
+  let i = 0;
+  let refused = 0;
+  const tag = `${handler}-${Date.now().toString(36)}`;
+  await Promise.all(Array.from({ length: cfg.connections }, async () => {
+    while (Date.now() < end && (limits.maxEvents === undefined || i < limits.maxEvents)) {
+      const n = i++;
+      if (limits.rate) { const wait = t0 + (n / limits.rate) * 1000 - performance.now(); if (wait > 0) await new Promise((r) => setTimeout(r, wait)); }
+      const token = `${tag}-${n}`;
+      const body = JSON.stringify({ entity: { metadata: { name: `pb-${n % cfg.entities}` } }, check: { metadata: { name: `c${n % 10}` }, status: n % 3, output: token, handlers: [handler] } });
+      const r = await pool.use((c) => c.request('POST', '/api/core/v2/namespaces/default/events', headers, body)).catch(() => undefined);
+      if (r?.status === 201) stored.set(token, performance.now()); else refused++;
+    }
+  }));
+  pool.close();
+  const postedAt = performance.now();
+  note(`pipeline ${handler}: ${int(stored.size)} stored in ${cfg.seconds} s; waiting for the handler to catch up`);
+  await waitFor(() => { poll(); let c = 0; for (const t of stored.keys()) if (seen.has(t)) c++; return c >= stored.size ? true : undefined; }, { timeoutMs: 300_000, intervalMs: 200, what: `${handler}: every stored event handled` }).catch((e) => note((e as Error).message));
+  const lat: number[] = [];
+  let first = Infinity;
+  let last = 0;
+  for (const [t, at] of stored) {
+    const h = seen.get(t);
+    if (h === undefined) continue;
+    lat.push(Math.max(0, h - at));
+    first = Math.min(first, h);
+    last = Math.max(last, h);
+  }
+  lat.sort((a, b) => a - b);
+  return { handled: lat.length, posted: stored.size, refused, perSecond: lat.length / ((last - first) / 1000 || 1), p50: percentile(lat, 50), p99: percentile(lat, 99), drainSeconds: (last - postedAt) / 1000 };
+}
+
+export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
+  const cleanup = new Cleanup();
+  try {
+    note('pipeline: starting etcd, nats-server and the backend');
+    const infra = await startInfra();
+    cleanup.add('etcd', () => infra.etcd.stop());
+    cleanup.add('nats', () => infra.nats.stop());
+    const backend = await startBackend({ name: 'bench-pipeline', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000 });
+    cleanup.add('backend', () => backend.stop(20_000));
+    await waitFor(async () => (await backend.health()).body?.shards?.owned === SHARD_COUNT, { timeoutMs: 60_000, what: 'the backend to own every shard' });
+
+    const seen = new Map<string, number>();
+    const tokenOf = (json: string) => { const m = /"output":"([^"]+)"/.exec(json); return m?.[1]; };
+    const lines: string[] = [];
+    const summary: string[] = [];
+    const put = async (name: string, body: object) => {
+      const r = await backend.get(`/api/core/v2/namespaces/default/handlers/${name}`, { method: 'PUT', headers: adminAuth, body: { metadata: { name, namespace: 'default' }, ...body } });
+      if (r.status >= 300) throw new Error(`handler ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+    };
+
+    if (cfg.kinds.includes('tcp')) {
+      const sink = createServer((s) => {
+        const chunks: Buffer[] = [];
+        s.on('data', (d) => chunks.push(d));
+        s.on('end', () => { const t = tokenOf(Buffer.concat(chunks).toString('utf8')); if (t) seen.set(t, performance.now()); });
+        s.on('error', () => {});
+      });
+      await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
+      cleanup.add('sink', async () => { sink.close(); });
+      const port = (sink.address() as { port: number }).port;
+      await put('bench-tcp', { type: 'tcp', socket: { host: '127.0.0.1', port } });
+      const max = await drive(backend, cfg, 'bench-tcp', seen, () => {});
+      lines.push(`tcp handler, POSTs as fast as they go: ${int(max.posted)} events stored (${int(max.posted / cfg.seconds)}/s), ${int(max.handled)} handled, ${fix(max.perSecond, 0)} handled/s; backlog drained ${fix(max.drainSeconds)} s after the last POST  (goal >= ${int(GOAL_TCP)}/s)`);
+      const paced = await drive(backend, cfg, 'bench-tcp', seen, () => {}, { rate: GOAL_TCP });
+      lines.push(`tcp handler at ${int(GOAL_TCP)} events/s: ${int(paced.handled)} handled, stored→handled p50 ${ms(paced.p50)} p99 ${ms(paced.p99)}`);
+      summary.push(`pipeline tcp: ${int(max.perSecond)} handled/s max; p99 ${ms(paced.p99)} at ${int(GOAL_TCP)}/s${max.perSecond >= GOAL_TCP ? '' : ` (goal >= ${int(GOAL_TCP)}/s NOT met)`}`);
+    }
+    if (cfg.kinds.includes('pipe')) {
+      const file = join(tempDir('bench-pipeline'), 'handled.jsonl');
+      appendFileSync(file, '');
+      await put('bench-pipe', { type: 'pipe', command: `{ cat; echo; } >> ${file}` });
+      let offset = 0;
+      let rest = '';
+      const poll = () => {
+        const size = statSync(file).size;
+        if (size <= offset) return;
+        const fd = openSync(file, 'r');
+        const buf = Buffer.alloc(size - offset);
+        readSync(fd, buf, 0, buf.length, offset);
+        closeSync(fd);
+        offset = size;
+        const text = rest + buf.toString('utf8');
+        const parts = text.split('\n');
+        rest = parts.pop() ?? '';
+        const now = performance.now();
+        for (const p of parts) { const t = tokenOf(p); if (t) seen.set(t, now); }
+      };
+      const timer = setInterval(poll, 10);
+      cleanup.add('poll', async () => clearInterval(timer));
+      const r = await drive(backend, cfg, 'bench-pipe', seen, poll, { maxEvents: cfg.pipeEvents });
+      lines.push(`pipe handler (a process per event): burst of ${int(r.posted)} events, ${int(r.handled)} handled, ${fix(r.perSecond, 0)} handled/s; drained ${fix(r.drainSeconds)} s after the last POST`);
+      const paced = await drive(backend, cfg, 'bench-pipe', seen, poll, { rate: Math.max(1, Math.floor(r.perSecond * 0.5)), maxEvents: cfg.pipeEvents });
+      lines.push(`pipe handler at ${int(Math.floor(r.perSecond * 0.5))} events/s (half its max): stored→handled p50 ${ms(paced.p50)} p99 ${ms(paced.p99)}`);
+      summary.push(`pipeline pipe: ${int(r.perSecond)} handled/s max; p99 ${ms(paced.p99)} at half that`);
+    }
+    return { title: 'pipeline: events handled per second, one node', lines, summary };
+  } finally {
+    await cleanup.run();
+  }
+}
