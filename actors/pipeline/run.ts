@@ -4,7 +4,7 @@ import { mutate } from './mutators/index.ts';
 import { runHandler } from './handlers/index.ts';
 import { eventExtras } from './synthesize.ts';
 import type { ExecContext, HandlerOutcome, PipelineJob } from './types.ts';
-import type { Workflow, WorkflowResolver } from './workflows.ts';
+import type { Workflow } from './workflows.ts';
 
 export interface JobReport {
   workflows: number;
@@ -20,9 +20,10 @@ export interface JobReport {
  * drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline. The
  * payload of a mutator is computed once per job, however many workflows use it.
  */
-export async function runJob(job: PipelineJob, resolver: WorkflowResolver, ctx: ExecContext, log: Logger): Promise<JobReport> {
-  const namespace = job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
-  const workflows = resolver.resolve(namespace, job.event);
+export const jobNamespace = (job: PipelineJob) => job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
+
+export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecContext, log: Logger): Promise<JobReport> {
+  const namespace = jobNamespace(job);
   const report: JobReport = { workflows: workflows.length, filtered: 0, handled: [], errors: [] };
   if (workflows.length === 0) return report;
   const extras = eventExtras(job.event, job.previous_state);

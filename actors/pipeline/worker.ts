@@ -4,7 +4,7 @@ import { streams, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../proto/log.ts';
 import { PipelineJobSchema } from '../../proto/schemas/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
-import { runJob } from './run.ts';
+import { jobNamespace, runJob } from './run.ts';
 import type { ExecContext, PipelineJob } from './types.ts';
 import type { WorkflowResolver } from './workflows.ts';
 
@@ -13,8 +13,8 @@ export const PIPELINE_CONSUMER = 'monitor-pipeline';
 /** A job not acknowledged (nor reported as in progress) for this long goes to another node. */
 export const JOB_ACK_WAIT_MS = 15_000;
 const PROGRESS_EVERY_MS = 5_000;
-/** A job that keeps killing its worker is not handed out forever. */
-const MAX_DELIVER = 10;
+/** A job whose handler is busy goes back to the queue for this long. */
+const BUSY_DELAY_MS = 1_000;
 
 export interface PipelineWorkerOptions {
   nats: NatsAdapter;
@@ -25,16 +25,22 @@ export interface PipelineWorkerOptions {
   concurrency: number;
 }
 
-export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number }
+/** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
+export const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
+
+export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number }
 
 /**
- * Takes jobs off the MONITOR_PIPELINE work queue and runs them, at most `concurrency` at once. A
+ * Takes jobs off the MONITOR_PIPELINE work queue and runs them, at most `concurrency` at once and
+ * at most a quarter of that per handler (a job whose handler is at its cap goes back to the queue). A
  * job is acknowledged only after its handlers finished; while it runs the worker tells JetStream it
  * is still at it, so a slow handler is not mistaken for a dead node, and a node that dies mid-job
  * leaves it to be redelivered to another node after the ack wait.
  */
 export class PipelineWorker {
-  readonly stats: PipelineStats = { jobs: 0, handlerRuns: 0, handlerFailures: 0, filtered: 0, mutatorErrors: 0, running: 0 };
+  readonly stats: PipelineStats = { jobs: 0, handlerRuns: 0, handlerFailures: 0, filtered: 0, mutatorErrors: 0, running: 0, deferred: 0 };
+  /** Runs in progress per handler (namespace/name). */
+  private readonly busy = new Map<string, number>();
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly idle: Array<() => void> = [];
@@ -50,7 +56,7 @@ export class PipelineWorker {
     const jsm = await this.opts.nats.nc.jetstreamManager();
     await jsm.consumers.add(streams.pipeline, {
       durable_name: PIPELINE_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
-      filter_subject: subjects.pipelineJobs, max_deliver: MAX_DELIVER, max_ack_pending: -1,
+      filter_subject: subjects.pipelineJobs, max_deliver: -1, max_ack_pending: -1,
     }).catch(async (err) => {
       // Another node made it first (or it exists from an earlier run): use it as is.
       if (!(await jsm.consumers.info(streams.pipeline, PIPELINE_CONSUMER).then(() => true, () => false))) throw err;
@@ -81,10 +87,18 @@ export class PipelineWorker {
     let job: PipelineJob;
     try { job = v.parse(PipelineJobSchema, m.json()) as PipelineJob; }
     catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return; }
+    const ns = jobNamespace(job);
+    const workflows = this.opts.resolver.resolve(ns, job.event);
+    const handlers = [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))];
+    // A job for a handler already running at its cap waits in the queue, not in a slot: the other
+    // events keep flowing past a slow handler.
+    const cap = handlerCap(this.opts.concurrency);
+    if (handlers.some((h) => (this.busy.get(h) ?? 0) >= cap)) { this.stats.deferred++; m.nak(BUSY_DELAY_MS); return; }
+    for (const h of handlers) this.busy.set(h, (this.busy.get(h) ?? 0) + 1);
     this.stats.running++;
     const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
     const started = Date.now();
-    runJob(job, this.opts.resolver, this.exec, this.opts.log)
+    runJob(job, workflows, this.exec, this.opts.log)
       .then(async (report) => {
         this.stats.jobs++;
         this.stats.filtered += report.filtered;
@@ -99,6 +113,7 @@ export class PipelineWorker {
       })
       .finally(() => {
         clearInterval(progress);
+        for (const h of handlers) { const n = (this.busy.get(h) ?? 1) - 1; if (n > 0) this.busy.set(h, n); else this.busy.delete(h); }
         this.stats.running--;
         this.idle.shift()?.();
       });

@@ -11,7 +11,7 @@ export interface NodeGauges {
   eventsProcessed(): number;
   keepalivesProcessed(): number;
   /** The pipeline worker's counters (absent on a node without one). */
-  pipeline?(): { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number };
+  pipeline?(): { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number };
 }
 
 /**
@@ -49,6 +49,7 @@ export class ApiMetrics {
       counter('monitor_pipeline_handler_failures_total', 'Handler runs that failed (exit status, socket error, timeout)', () => p().handlerFailures);
       counter('monitor_pipeline_filtered_total', 'Workflows a filter stopped', () => p().filtered);
       counter('monitor_pipeline_mutator_errors_total', 'Mutators that failed', () => p().mutatorErrors);
+      counter('monitor_pipeline_jobs_deferred_total', 'Jobs put back on the queue because their handler was at its per-node cap', () => p().deferred);
       gauge('monitor_pipeline_jobs_running', 'Pipeline jobs running on this node', () => p().running);
     }
   }

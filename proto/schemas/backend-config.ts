@@ -30,7 +30,7 @@ export const backendFlags: FlagSpec[] = [
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
   { name: 'entity-limit', type: 'int', env: 'MONITOR_ENTITY_LIMIT', description: 'most entities the cluster accepts; new agents and entities beyond it are refused with 402 (0: no limit)', default: 0 },
   { name: 'deregistration-handler', type: 'string', description: 'handler of deregistration events when the entity names none', default: '' },
-  { name: 'pipeline-workers', type: 'int', description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time', default: 32 },
+  { name: 'pipeline-workers', type: 'int', description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time', default: 64 },
 ];
 
 const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be a port number'), v.maxValue(65535, 'must be a port number'));
