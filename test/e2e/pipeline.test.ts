@@ -174,6 +174,22 @@ test('agents: the keepalive handler set gets keepalives; registration is handled
   assert.ok(backend.logs().some((l) => l.msg === 'registration event' && l.entity === name), 'registration logged');
 });
 
+test('StatsD metrics from an agent reach the statsd event handlers', async () => {
+  const dir = await fileHandler('h-statsd');
+  const name = fresh('statsd');
+  const a = await startAgent({ name, backendUrls: [backend.agentUrl], extraArgs: ['--statsd-flush-interval', '1', '--statsd-event-handlers', 'h-statsd'] });
+  agents.push(a);
+  const udp = createSocket('udp4');
+  servers.push(udp);
+  await waitFor(async () => (await api(`/namespaces/default/entities/${name}`)).status === 200 || undefined, { timeoutMs: 15000, what: 'agent registered' });
+  // Sent until one flush carries it (the listener may not be up the first time).
+  const sender = setInterval(() => udp.send('pipeline.hits:7|c', a.ports.statsd, '127.0.0.1'), 500);
+  try {
+    const [got] = await waitEvents(dir, (e) => e.entity?.metadata?.name === name && (e.metrics?.points ?? []).some((p: any) => String(p.name).includes('pipeline.hits')), 'statsd metrics handled', 20000);
+    assert.equal(got.metrics.handlers, ['h-statsd']);
+  } finally { clearInterval(sender); }
+});
+
 test('a check TTL failure goes to the check handlers', async () => {
   const dir = await fileHandler('h-ttl');
   const entity = fresh('ttl');
