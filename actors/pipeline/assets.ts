@@ -1,0 +1,68 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { configKeys } from '../../proto/names.ts';
+import type { Logger } from '../../proto/log.ts';
+import type { Entity } from '../../proto/schemas/entity.ts';
+import { AssetManager, type Asset } from '../../agent/assets/index.ts';
+import { systemInfo } from '../../agent/system.ts';
+import type { ConfigStore } from '../config/store.ts';
+import type { ExecContext } from './types.ts';
+
+// Runtime assets of pipe mutators and handlers on the backend (reference 3.7): the same fetch,
+// verification and cache as the agent's, into `<state-dir>/assets`, with the build chosen for the
+// backend's own host. Names match exactly (the reference's prefix match is a known bug).
+
+/** The reference's defaults for fetching (about 5,000 per hour, burst 100). */
+const RATE_LIMIT = 1.39;
+const BURST_LIMIT = 100;
+
+export interface BackendAssetsOptions {
+  config: ConfigStore;
+  /** The backend's state directory; assets go to `<stateDir>/assets`. */
+  stateDir: string;
+  log: Logger;
+  /** Node name, for the synthetic entity. */
+  node?: string;
+  trustedCaFile?: string;
+}
+
+export class BackendAssets {
+  private readonly manager: AssetManager;
+  private system: Entity['system'] | undefined;
+
+  constructor(private readonly opts: BackendAssetsOptions) {
+    this.manager = new AssetManager({
+      cacheDir: opts.stateDir, rateLimit: RATE_LIMIT, burstLimit: BURST_LIMIT, disabled: false, log: opts.log,
+      ...(opts.trustedCaFile ? { trustedCaFile: opts.trustedCaFile } : {}),
+    });
+  }
+
+  /** Suits ExecContext['assets']: PATH, LD_LIBRARY_PATH and CPATH hold directories to prepend; `<NAME>_PATH` is set. */
+  readonly assets: ExecContext['assets'] = async (names, namespace) => {
+    if (names.length === 0) return { env: {} };
+    const resolved: Asset[] = names.map((name) => this.lookup(name, namespace));
+    const a = await this.manager.prepare(resolved, this.entity(namespace));
+    const env: Record<string, string> = { ...a.env };
+    const join = (dirs: string[]) => dirs.join(path.delimiter);
+    if (a.path.length) env.PATH = join(a.path);
+    if (a.libraryPath.length) env.LD_LIBRARY_PATH = join(a.libraryPath);
+    if (a.includePath.length) env.CPATH = join(a.includePath);
+    return { env };
+  };
+
+  private lookup(name: string, namespace: string): Asset {
+    // Stored resources were parsed by the API when written.
+    const asset = this.opts.config.get<Asset>(configKeys.namespaced('assets', namespace, name));
+    if (asset === undefined) throw new Error(`asset ${name} not found in namespace ${namespace}`);
+    return asset;
+  }
+
+  /** The backend host as an entity, so asset filters such as `entity.system.os == 'linux'` choose its build. */
+  private entity(namespace: string): Entity {
+    if (!this.system) {
+      const { network: _network, ...facts } = systemInfo();
+      this.system = facts;
+    }
+    return { metadata: { name: this.opts.node ?? os.hostname(), namespace }, entity_class: 'backend', system: this.system } as Entity;
+  }
+}

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { delimiter } from 'node:path';
+import type { ExecContext } from './types.ts';
+
+// Runs the command of a pipe mutator or pipe handler on the backend (reference 3.9, 3.13): through
+// `/bin/sh -c`, in its own process group so a timeout or a stopping node kills everything the
+// command started, the payload on stdin, stdout kept apart from stderr (a mutator's stdout is its
+// payload and must not be polluted by diagnostics). The agent's check runner combines the streams,
+// hence a separate runner rather than an option on agent/checks/run-command.ts.
+
+/** Variables whose asset values are directories put in front of the inherited value. */
+export const PREPENDED_VARS = ['PATH', 'LD_LIBRARY_PATH', 'CPATH'] as const;
+/** stderr kept for the logs and error messages. */
+export const MAX_STDERR_BYTES = 64 * 1024;
+/** After the group is killed or the shell exited, how long to wait for the pipes to close (a child may have left the group). */
+const CLOSE_GRACE_MS = 1000;
+
+/** The fields of a Mutator or Handler resource that say how to run its command. */
+export interface CommandResource {
+  command?: string | undefined;
+  timeout?: number | undefined;
+  env_vars?: string[] | null | undefined;
+  runtime_assets?: string[] | null | undefined;
+}
+
+export interface ExecOptions {
+  /** For logs: `mutator <name>` or `handler <name>`. */
+  what: string;
+  /** stdout kept in memory. */
+  maxStdout: number;
+  /** More stdout than `maxStdout` kills the group (a mutator whose output is cut is useless); otherwise the rest is dropped. */
+  killOnOverflow?: boolean;
+}
+
+export interface ExecResult {
+  /** Exit status; 2 after a timeout, 3 when the command could not run or was killed by a signal. */
+  status: number;
+  stdout: Buffer;
+  /** At most MAX_STDERR_BYTES of it. */
+  stderr: string;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** stdout went past `maxStdout`. */
+  overflow: boolean;
+  /** Why the command did not run or was killed by a signal. */
+  error?: string;
+  /** Milliseconds. */
+  duration: number;
+}
+
+/** Splits `KEY=value` entries; an entry without a key (or with a NUL) is skipped with a warning naming its position only (values may be secrets). */
+export function parseEnvVars(entries: readonly string[] | null | undefined, what: string, ctx: ExecContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  (entries ?? []).forEach((e, i) => {
+    const eq = typeof e === 'string' ? e.indexOf('=') : -1;
+    if (eq <= 0 || e.includes('\0')) {
+      ctx.log.warn('ignoring an invalid env_vars entry (expected KEY=value)', { resource: what, index: i });
+      return;
+    }
+    out[e.slice(0, eq)] = e.slice(eq + 1);
+  });
+  return out;
+}
+
+/** The command's environment: the backend's, then the resource's env_vars, then the assets' (search paths prepended). */
+export async function commandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
+  Object.assign(env, parseEnvVars(res.env_vars, what, ctx));
+  const names = res.runtime_assets ?? [];
+  if (names.length === 0) return env;
+  const assets = await ctx.assets(names, namespace);
+  for (const [k, val] of Object.entries(assets.env)) {
+    const prepend = (PREPENDED_VARS as readonly string[]).includes(k) && env[k];
+    env[k] = prepend ? `${val}${delimiter}${env[k]}` : val;
+  }
+  return env;
+}
+
+/**
+ * Runs `res.command` with `stdin` as its input. Resolves in every case (a failure to start is
+ * status 3 with `error`); rejects only when the environment cannot be built (a missing asset).
+ */
+export async function execCommand(res: CommandResource, stdin: Buffer | string, namespace: string, ctx: ExecContext, opts: ExecOptions): Promise<ExecResult> {
+  const env = await commandEnv(res, namespace, opts.what, ctx);
+  return run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
+}
+
+function run(command: string, stdin: Buffer | string, env: Record<string, string>, timeoutSeconds: number, signal: AbortSignal | undefined, opts: ExecOptions): Promise<ExecResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    const err: Buffer[] = [];
+    let errBytes = 0;
+    let overflow = false;
+    let timedOut = false;
+    let cancelled = false;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    let grace: NodeJS.Timeout | undefined;
+
+    const finish = (status: number, error?: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      signal?.removeEventListener('abort', onAbort);
+      resolve({
+        status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut, cancelled, overflow,
+        duration: Date.now() - started, ...(error ? { error } : {}),
+      });
+    };
+
+    if (signal?.aborted) {
+      cancelled = true;
+      finish(3, 'cancelled: the node is stopping');
+      return;
+    }
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn('/bin/sh', ['-c', command], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (e) {
+      finish(3, `cannot run the command: ${(e as Error).message}`);
+      return;
+    }
+    const killGroup = () => {
+      try { if (child.pid) process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    };
+    const killAndSettle = (status: number, error: string) => {
+      killGroup();
+      clearTimeout(grace);
+      grace = setTimeout(() => finish(status, error), CLOSE_GRACE_MS);
+    };
+
+    child.stdout!.on('data', (b: Buffer) => {
+      if (overflow) return;
+      const room = opts.maxStdout - outBytes;
+      if (b.length > room) {
+        overflow = true;
+        if (room > 0) out.push(b.subarray(0, room));
+        outBytes = opts.maxStdout;
+        if (opts.killOnOverflow) killAndSettle(3, `output larger than ${opts.maxStdout} bytes`);
+        return;
+      }
+      out.push(b);
+      outBytes += b.length;
+    });
+    child.stderr!.on('data', (b: Buffer) => {
+      if (errBytes >= MAX_STDERR_BYTES) return;
+      const part = b.subarray(0, MAX_STDERR_BYTES - errBytes);
+      err.push(part);
+      errBytes += part.length;
+    });
+    child.on('error', (e) => finish(3, `cannot run the command: ${e.message}`));
+    // A command need not read its stdin: the EPIPE (or ECONNRESET) of the write is expected.
+    child.stdin!.on('error', () => {});
+    child.stdin!.end(stdin);
+
+    if (timeoutSeconds > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        killAndSettle(2, `timed out after ${timeoutSeconds} s`);
+      }, timeoutSeconds * 1000);
+    }
+    function onAbort() {
+      cancelled = true;
+      killAndSettle(3, 'cancelled: the node is stopping');
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    const settle = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (timedOut) return finish(2, `timed out after ${timeoutSeconds} s`);
+      if (cancelled) return finish(3, 'cancelled: the node is stopping');
+      if (overflow && opts.killOnOverflow) return finish(3, `output larger than ${opts.maxStdout} bytes`);
+      if (code !== null) return finish(code);
+      finish(3, `killed by signal ${sig ?? 'unknown'}`);
+    };
+    child.on('close', settle);
+    // A background child holding the pipes open must not hold the result (and the job) forever.
+    child.on('exit', (code, sig) => {
+      if (timedOut || cancelled || done) return;
+      clearTimeout(grace);
+      grace = setTimeout(() => settle(code, sig), CLOSE_GRACE_MS);
+    });
+  });
+}
+
+/** The first part of a command's stderr, on one line, for error messages. */
+export function stderrExcerpt(stderr: string, max = 300): string {
+  const s = stderr.trim().replace(/\s+/g, ' ');
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
