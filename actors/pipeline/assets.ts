@@ -29,6 +29,8 @@ export interface BackendAssetsOptions {
 export class BackendAssets {
   private readonly manager: AssetManager;
   private system: Entity['system'] | undefined;
+  /** Prepared environments by namespace and names, valid while the configuration is unchanged (each prepare builds a JS context for the filters). */
+  private readonly prepared = new Map<string, { generation: number; env: Promise<Record<string, string>> }>();
 
   constructor(private readonly opts: BackendAssetsOptions) {
     this.manager = new AssetManager({
@@ -40,6 +42,18 @@ export class BackendAssets {
   /** Suits ExecContext['assets']: PATH, LD_LIBRARY_PATH and CPATH hold directories to prepend; `<NAME>_PATH` is set. */
   readonly assets: ExecContext['assets'] = async (names, namespace) => {
     if (names.length === 0) return { env: {} };
+    const key = `${namespace}\0${names.join('\0')}`;
+    const generation = this.opts.config.generation;
+    const hit = this.prepared.get(key);
+    if (hit && hit.generation === generation) return { env: { ...(await hit.env) } };
+    if (this.prepared.size > 1000) this.prepared.clear();
+    const env = this.prepare(names, namespace);
+    this.prepared.set(key, { generation, env });
+    env.catch(() => { if (this.prepared.get(key)?.env === env) this.prepared.delete(key); });
+    return { env: { ...(await env) } };
+  };
+
+  private async prepare(names: string[], namespace: string): Promise<Record<string, string>> {
     const resolved: Asset[] = names.map((name) => this.lookup(name, namespace));
     const a = await this.manager.prepare(resolved, this.entity(namespace));
     const env: Record<string, string> = { ...a.env };
@@ -47,8 +61,8 @@ export class BackendAssets {
     if (a.path.length) env.PATH = join(a.path);
     if (a.libraryPath.length) env.LD_LIBRARY_PATH = join(a.libraryPath);
     if (a.includePath.length) env.CPATH = join(a.includePath);
-    return { env };
-  };
+    return env;
+  }
 
   private lookup(name: string, namespace: string): Asset {
     // Stored resources were parsed by the API when written.

@@ -21,6 +21,7 @@ export interface CommandResource {
   timeout?: number | undefined;
   env_vars?: string[] | null | undefined;
   runtime_assets?: string[] | null | undefined;
+  secrets?: Array<{ name: string }> | null | undefined;
 }
 
 export interface ExecOptions {
@@ -67,6 +68,8 @@ export async function commandEnv(res: CommandResource, namespace: string, what: 
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
   Object.assign(env, parseEnvVars(res.env_vars, what, ctx));
+  // No secrets provider exists on this backend: say so rather than run as if the variables were set.
+  if (res.secrets?.length) ctx.log.warn('secrets are not supported; the command runs without them', { resource: what, secrets: res.secrets.map((s) => s.name) });
   const names = res.runtime_assets ?? [];
   if (names.length === 0) return env;
   const assets = await ctx.assets(names, namespace);

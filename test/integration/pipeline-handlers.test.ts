@@ -89,6 +89,7 @@ test('pipe handler: timeout 0 means none', async () => {
 test('pipe handler: env_vars reach the command; invalid entries are skipped with a warning', async () => {
   const spec = pipe('envy', `printf '%s|%s|%s' "$GREETING" "$WITH_EQ" "$MONITOR_BASE" > '${file('env.txt')}'`, {
     env_vars: ['GREETING=hello world', 'WITH_EQ=a=b', '=nokey', 'NOEQUALS'],
+    secrets: [{ name: 'API_TOKEN', secret: 'vault-path-to-token' }],
   });
   const out = await runHandler(spec, Buffer.from('{}'), 'default', { ...ctx, baseEnv: { ...ctx.baseEnv, MONITOR_BASE: 'base' } });
   assert.equal(out.ok, true, out.error);
@@ -96,6 +97,8 @@ test('pipe handler: env_vars reach the command; invalid entries are skipped with
   const warns = logLines.filter((l) => l.includes('invalid env_vars entry'));
   assert.is(warns.length, 2);
   assert.not.ok(warns.some((l) => l.includes('NOEQUALS')), 'the entry itself is not logged');
+  assert.ok(logLines.some((l) => l.includes('secrets are not supported') && l.includes('API_TOKEN')));
+  assert.not.ok(logLines.some((l) => l.includes('vault-path-to-token')));
 });
 
 test('pipe handler: a command that never reads stdin, with a large payload', async () => {
@@ -260,6 +263,12 @@ test('runtime asset: served over HTTP, resolved from etcd, its bin/ on the PATH 
   const other = await runHandler(pipe('greeter', 'greet', { runtime_assets: ['greet-asset'] }), Buffer.from('{}'), 'elsewhere', actx);
   assert.equal(other.ok, false);
   assert.match(other.error ?? '', /asset greet-asset not found in namespace elsewhere/);
+
+  // A deleted asset is seen at once (prepared environments follow the configuration).
+  await config.remove(configKeys.namespaced('assets', 'default', 'greet-asset'));
+  const gone = await runHandler(pipe('greeter', 'greet', { runtime_assets: ['greet-asset'] }), Buffer.from('{}'), 'default', actx);
+  assert.equal(gone.ok, false);
+  assert.match(gone.error ?? '', /asset greet-asset not found in namespace default/);
 }));
 
 test.run();
