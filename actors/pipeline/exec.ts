@@ -102,6 +102,7 @@ function run(command: string, stdin: Buffer | string, env: Record<string, string
     let done = false;
     let timer: NodeJS.Timeout | undefined;
     let grace: NodeJS.Timeout | undefined;
+    let child: ReturnType<typeof spawn> | undefined;
 
     const finish = (status: number, error?: string) => {
       if (done) return;
@@ -109,6 +110,8 @@ function run(command: string, stdin: Buffer | string, env: Record<string, string
       clearTimeout(timer);
       clearTimeout(grace);
       signal?.removeEventListener('abort', onAbort);
+      // A background child may still hold the pipes: our ends are closed so no descriptor leaks.
+      for (const s of [child?.stdin, child?.stdout, child?.stderr]) s?.destroy();
       resolve({
         status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut, cancelled, overflow,
         duration: Date.now() - started, ...(error ? { error } : {}),
@@ -120,15 +123,15 @@ function run(command: string, stdin: Buffer | string, env: Record<string, string
       finish(3, 'cancelled: the node is stopping');
       return;
     }
-    let child: ReturnType<typeof spawn>;
     try {
       child = spawn('/bin/sh', ['-c', command], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (e) {
       finish(3, `cannot run the command: ${(e as Error).message}`);
       return;
     }
+    const pid = child.pid;
     const killGroup = () => {
-      try { if (child.pid) process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try { if (pid) process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
     };
     const killAndSettle = (status: number, error: string) => {
       killGroup();

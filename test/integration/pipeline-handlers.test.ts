@@ -81,6 +81,14 @@ test('pipe handler: a timeout kills the whole process group', async () => {
   assert.ok(await waitFor(() => !alive(pid), 3000), 'the background sleep was killed');
 });
 
+test('pipe handler: a background child that keeps stdout open does not hold the result', async () => {
+  const pidFile = file('bg.pid');
+  const out = await runHandler(pipe('daemonizes', `sleep 30 & echo $! > '${pidFile}'; exit 0`), Buffer.from('{}'), 'default', ctx);
+  assert.equal(out.ok, true, out.error);
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+});
+
 test('pipe handler: timeout 0 means none', async () => {
   const out = await runHandler(pipe('quick', 'sleep 0.2', { timeout: 0 }), Buffer.from('{}'), 'default', ctx);
   assert.equal(out.ok, true, out.error);
