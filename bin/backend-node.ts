@@ -22,6 +22,7 @@ import { startAdhocExecutor } from '../actors/schedule/adhoc.ts';
 import { WorkflowResolver, pipelineInterest } from '../actors/pipeline/workflows.ts';
 import { PipelineWorker } from '../actors/pipeline/worker.ts';
 import { PipelineQueue } from '../actors/pipeline/queue.ts';
+import { BackendAssets } from '../actors/pipeline/assets.ts';
 import { encodeFrame } from '../proto/frames.ts';
 import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
@@ -41,6 +42,9 @@ export interface BackendNode {
   /** Resolves with an error message when an embedded service died for good. */
   fatal: Promise<string>;
 }
+
+/** The environment handlers inherit: the backend's own, without its configuration (which may hold credentials). */
+const handlerEnv = (env: NodeJS.ProcessEnv) => Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MONITOR_')));
 
 const displayHost = (h: string) => (h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''));
 
@@ -155,7 +159,10 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     const pipelineLog = log.child({ component: 'pipeline' });
     const pipeline = new PipelineWorker({
       nats, resolver: new WorkflowResolver(config, pipelineLog), log: pipelineLog, concurrency: cfg['pipeline-workers'],
-      exec: { log: pipelineLog, baseEnv: { ...process.env, MONITOR_BACKEND_NODE: cfg.name }, assets: async (names) => { if (names.length) throw new Error('runtime assets are not available on the backend yet'); return { env: {} }; } },
+      exec: {
+        log: pipelineLog, baseEnv: { ...handlerEnv(process.env), MONITOR_BACKEND_NODE: cfg.name },
+        assets: new BackendAssets({ config, stateDir: cfg['state-dir'], log: pipelineLog.child({ component: 'assets' }), node: cfg.name }).assets,
+      },
     });
     await pipeline.start();
     stops.push(() => pipeline.stop());
