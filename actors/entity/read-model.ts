@@ -36,6 +36,7 @@ export class SortedIndex {
   }
 
   has(key: string): boolean { return this.items.has(key); }
+  get(key: string): ReadItem | undefined { return this.items.get(key); }
   allKeys(): string[] { return [...this.keys]; }
 
   /** Items with keys starting with `prefix`, after `after` (exclusive) when given. */
@@ -58,6 +59,18 @@ export class SortedIndex {
 
 export const SEP = '\u0000';
 
+/** A change to a stored event, for live streams. `revision` is the KV revision when the watch gives it. */
+export interface EventChange {
+  op: 'put' | 'delete';
+  namespace: string;
+  entity: string;
+  check: string;
+  /** The stored event JSON (put only). */
+  json?: string;
+  revision?: number;
+}
+export type EventChangeListener = (change: EventChange) => void;
+
 /**
  * The list side of the entity and event stores on every node: both KV buckets followed by a watch,
  * kept ordered in memory. Lists and pages are served from here without touching NATS; single reads
@@ -68,32 +81,59 @@ export class EntityReadModel {
   readonly entities = new SortedIndex();
   readonly events = new SortedIndex();
   private watches: Array<{ stop(): void }> = [];
+  private readonly eventListeners = new Set<EventChangeListener>();
+
+  /** Calls `listener` on every event change after the first full pass; returns the unsubscribe. */
+  onEventChange(listener: EventChangeListener): () => void {
+    this.eventListeners.add(listener);
+    return () => { this.eventListeners.delete(listener); };
+  }
 
   constructor(private readonly entityStore: KvStore, private readonly eventStore: KvStore) {}
 
   start(): Promise<void> {
     return Promise.all([
       this.follow(this.entityStore, this.entities, entityItem),
-      this.follow(this.eventStore, this.events, eventItem),
+      this.follow(this.eventStore, this.events, eventItem, (c) => this.emitEvent(c)),
     ]).then(() => undefined);
   }
 
-  private follow(store: KvStore, index: SortedIndex, toItem: (key: string, data: Uint8Array) => ReadItem | undefined): Promise<void> {
+  private emitEvent(change: EventChange): void {
+    for (const l of this.eventListeners) {
+      try { l(change); } catch { /* a listener's failure is its own; the model goes on */ }
+    }
+  }
+
+  private follow(store: KvStore, index: SortedIndex, toItem: (key: string, data: Uint8Array) => ReadItem | undefined, emit?: (c: EventChange) => void): Promise<void> {
     return new Promise((resolve) => {
       let seen: Set<string> | undefined;
+      // The first pass is the starting state, not changes; a later pass (after the watch was away)
+      // reports only what differs from what the model had.
+      let first = true;
+      const removed = (k: string, revision?: number) => {
+        if (!index.has(k)) return;
+        index.delete(k);
+        if (emit && !first) { const [namespace, entity, check] = k.split(SEP) as [string, string, string]; emit({ op: 'delete', namespace, entity, check, revision }); }
+      };
       this.watches.push(store.follow({
         onStart: () => { seen = new Set(); },
-        onPut: (key, data) => {
+        onPut: (key, data, revision?: number) => {
           const item = toItem(key, data);
-          if (!item) { const k = compositeKey(key, store === this.entityStore); if (k) index.delete(k); return; }
+          if (!item) { const k = compositeKey(key, store === this.entityStore); if (k) removed(k, revision); return; }
           seen?.add(item.key);
+          const before = emit && !first ? index.get(item.key) : undefined;
           index.set(item);
+          if (emit && !first && !(seen && before?.json === item.json)) {
+            const [namespace, entity, check] = item.key.split(SEP) as [string, string, string];
+            emit({ op: 'put', namespace, entity, check, json: item.json, revision });
+          }
         },
-        onDelete: (key) => { const k = compositeKey(key, store === this.entityStore); if (k) index.delete(k); },
+        onDelete: (key, revision?: number) => { const k = compositeKey(key, store === this.entityStore); if (k) removed(k, revision); },
         onReady: () => {
           // What the new pass did not deliver was deleted while the watch was away.
-          if (seen) for (const k of index.allKeys()) if (!seen.has(k)) index.delete(k);
+          if (seen) for (const k of index.allKeys()) if (!seen.has(k)) removed(k);
           seen = undefined;
+          first = false;
           resolve();
         },
       }));

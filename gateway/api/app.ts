@@ -11,6 +11,8 @@ import { checkExtraRoutes } from './routes/check-extras.ts';
 import { configResourceRoutes } from './routes/config-resources.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { eventRoutes } from './routes/events.ts';
+import { eventStreamRoutes } from './routes/event-stream.ts';
+import { EventFeed } from './event-feed.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { silencedExtraRoutes } from './routes/silenced-extras.ts';
 import { systemRoutes, type SystemDeps } from './routes/system.ts';
@@ -38,6 +40,10 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   core.route('/', userRoutes(deps));
   core.route('/', apiKeyRoutes(deps));
   core.route('/', entityRoutes(deps));
+  // Before the event routes: `/events/stream` would otherwise read as the events of entity "stream".
+  const feed = new EventFeed(deps.readModel, deps.log.child({ component: 'event-stream' }));
+  feed.register(deps.metrics.registry);
+  core.route('/', eventStreamRoutes(deps, feed));
   core.route('/', eventRoutes(deps));
   core.route('/', checkExtraRoutes(deps));
   core.route('/', silencedExtraRoutes(deps));

@@ -1,0 +1,103 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { EntityReadModel, EventChange } from '../../actors/entity/read-model.ts';
+import { errorBody } from '../../proto/errors.ts';
+import type { Logger } from '../../proto/log.ts';
+import { redactJsonText } from '../../proto/redact.ts';
+
+/** Bytes a stream may have waiting for a slow client before it is closed. */
+export const STREAM_QUEUE_CAP = 8 * 1024 * 1024;
+/** A comment this often keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+
+/** Which changes a stream's client sees; `parsed` gives the event for selectors (puts only). */
+export interface StreamFilter {
+  accept(change: EventChange, parsed: () => unknown): boolean;
+}
+
+// One change reaches many streams: its redacted text and parsed value are worked out once.
+const shown = new WeakMap<EventChange, string>();
+const parsedOf = new WeakMap<EventChange, unknown>();
+function parsed(change: EventChange): unknown {
+  if (!parsedOf.has(change)) {
+    let v: unknown = null;
+    try { v = JSON.parse(change.json ?? 'null'); } catch { /* stored text is ours; a bad one matches nothing */ }
+    parsedOf.set(change, v);
+  }
+  return parsedOf.get(change);
+}
+function dataOf(change: EventChange): string {
+  if (change.op === 'delete') return JSON.stringify({ namespace: change.namespace, entity: change.entity, check: change.check });
+  let text = shown.get(change);
+  if (text === undefined) { text = redactJsonText(change.json ?? 'null', 'event', () => parsed(change)); shown.set(change, text); }
+  return text;
+}
+
+const encoder = new TextEncoder();
+/** One SSE message; stored JSON has no raw newlines, but a multi-line data is split as SSE requires. */
+function message(event: string, data: string, id?: number): Uint8Array {
+  const lines = data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('');
+  return encoder.encode(`event: ${event}\n${id !== undefined ? `id: ${id}\n` : ''}${lines}\n`);
+}
+
+/**
+ * The live streams of event changes open on this node. Each stream follows the read model's
+ * changes itself and queues at most STREAM_QUEUE_CAP bytes for its client.
+ */
+export class EventFeed {
+  private readonly closers = new Set<() => void>();
+
+  constructor(private readonly model: EntityReadModel, private readonly log: Logger) {}
+
+  get openCount(): number { return this.closers.size; }
+
+  /** The body of an SSE response: a comment at once (so headers go out), then matching changes. */
+  open(filter: StreamFilter, who: Record<string, unknown>): ReadableStream<Uint8Array> {
+    let unsubscribe = () => {};
+    let heartbeat: NodeJS.Timeout | undefined;
+    let closed = false;
+    const cleanup = () => {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      clearInterval(heartbeat);
+      this.closers.delete(close);
+    };
+    let close = () => {};
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        close = () => { cleanup(); try { controller.close(); } catch { /* already closed */ } };
+        this.closers.add(close);
+        const send = (chunk: Uint8Array) => {
+          if (closed) return;
+          // desiredSize is the cap less what waits for the client: past it the client is too slow.
+          if ((controller.desiredSize ?? 0) < chunk.byteLength) {
+            this.log.warn('event stream closed: client too slow', { ...who, queuedBytes: STREAM_QUEUE_CAP - (controller.desiredSize ?? 0) });
+            controller.enqueue(message('error', JSON.stringify(errorBody('unavailable', 'the client reads too slowly; stream closed'))));
+            close();
+            return;
+          }
+          controller.enqueue(chunk);
+        };
+        send(encoder.encode(': stream of event changes\n\n'));
+        heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), HEARTBEAT_MS);
+        heartbeat.unref();
+        unsubscribe = this.model.onEventChange((change) => {
+          if (!filter.accept(change, () => parsed(change))) return;
+          send(message(change.op, dataOf(change), change.revision));
+        });
+      },
+      cancel: () => cleanup(),
+    }, { highWaterMark: STREAM_QUEUE_CAP, size: (chunk) => chunk.byteLength });
+  }
+
+  /** Ends every open stream (the API server is stopping). */
+  closeAll(): void { for (const close of [...this.closers]) close(); }
+
+  /** `monitor_api_event_streams_open` on the node's registry (once per registry). */
+  register(registry: Registry): void {
+    const name = 'monitor_api_event_streams_open';
+    if (registry.getSingleMetric(name)) return;
+    const read = () => this.openCount;
+    new Gauge({ name, help: 'Live event streams open on this node', registers: [registry], collect() { this.set(read()); } });
+  }
+}
