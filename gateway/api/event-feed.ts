@@ -1,5 +1,8 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { EntityReadModel, EventChange } from '../../actors/entity/read-model.ts';
+
+/** What a feed follows: the read model's change hook. */
+export type ChangeSource = Pick<EntityReadModel, 'onEventChange'>;
 import { errorBody } from '../../proto/errors.ts';
 import type { Logger } from '../../proto/log.ts';
 import { redactJsonText } from '../../proto/redact.ts';
@@ -46,7 +49,11 @@ function message(event: string, data: string, id?: number): Uint8Array {
 export class EventFeed {
   private readonly closers = new Set<() => void>();
 
-  constructor(private readonly model: EntityReadModel, private readonly log: Logger) {}
+  constructor(
+    private readonly model: ChangeSource,
+    private readonly log: Logger,
+    private readonly limits: { queueCap: number; heartbeatMs: number } = { queueCap: STREAM_QUEUE_CAP, heartbeatMs: HEARTBEAT_MS },
+  ) {}
 
   get openCount(): number { return this.closers.size; }
 
@@ -71,7 +78,7 @@ export class EventFeed {
           if (closed) return;
           // desiredSize is the cap less what waits for the client: past it the client is too slow.
           if ((controller.desiredSize ?? 0) < chunk.byteLength) {
-            this.log.warn('event stream closed: client too slow', { ...who, queuedBytes: STREAM_QUEUE_CAP - (controller.desiredSize ?? 0) });
+            this.log.warn('event stream closed: client too slow', { ...who, queuedBytes: this.limits.queueCap - (controller.desiredSize ?? 0) });
             controller.enqueue(message('error', JSON.stringify(errorBody('unavailable', 'the client reads too slowly; stream closed'))));
             close();
             return;
@@ -79,7 +86,7 @@ export class EventFeed {
           controller.enqueue(chunk);
         };
         send(encoder.encode(': stream of event changes\n\n'));
-        heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), HEARTBEAT_MS);
+        heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), this.limits.heartbeatMs);
         heartbeat.unref();
         unsubscribe = this.model.onEventChange((change) => {
           if (!filter.accept(change, () => parsed(change))) return;
@@ -87,7 +94,7 @@ export class EventFeed {
         });
       },
       cancel: () => cleanup(),
-    }, { highWaterMark: STREAM_QUEUE_CAP, size: (chunk) => chunk.byteLength });
+    }, { highWaterMark: this.limits.queueCap, size: (chunk) => chunk.byteLength });
   }
 
   /** Ends every open stream (the API server is stopping). */
