@@ -268,7 +268,7 @@ export class KvStore {
    * of the watch calls `onStart`, then delivers all current entries, then `onReady`: a model can drop
    * what the new pass did not deliver (deleted while the watch was down).
    */
-  follow(h: { onStart(): void; onPut(key: string, value: Uint8Array): void; onDelete(key: string): void; onReady(): void; onError?(err: Error): void }): { stop(): void } {
+  follow(h: { onStart(): void; onPut(key: string, value: Uint8Array, revision: number): void; onDelete(key: string, revision: number): void; onReady(): void; onError?(err: Error): void }): { stop(): void } {
     let stopped = false;
     let current: { stop(): void } | undefined;
     const run = async () => {
@@ -278,7 +278,7 @@ export class KvStore {
           const it = await this.kv.watch({ key: '>', initializedFn: () => h.onReady() });
           current = it;
           for await (const e of it) {
-            if (e.operation === 'PUT') h.onPut(e.key, e.value); else h.onDelete(e.key);
+            if (e.operation === 'PUT') h.onPut(e.key, e.value, e.revision); else h.onDelete(e.key, e.revision);
           }
         } catch (err) {
           h.onError?.(err as Error);
