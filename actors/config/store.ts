@@ -5,6 +5,9 @@ import type { EtcdAdapter, EtcdRecord } from '../runtime/etcd.ts';
 export interface ConfigEntry<T = unknown> { key: string; value: T; modRevision: number }
 
 /** A write lost to a concurrent one (PATCH with a stale view, create of an existing key). */
+/** `leaseTtlSec` > 0: etcd deletes the key after that many seconds (at least 1). */
+export interface WriteOptions { leaseTtlSec?: number }
+
 export class ConfigConflictError extends Error { constructor(message: string) { super(message); this.name = 'ConfigConflictError'; } }
 
 /**
@@ -78,22 +81,22 @@ export class ConfigStore {
   }
 
   /** Creates `key`; a ConfigConflictError when it exists. */
-  async create(key: string, value: unknown): Promise<void> {
-    const res = await this.etcd.createIfAbsent(key, JSON.stringify(value));
+  async create(key: string, value: unknown, opts?: WriteOptions): Promise<void> {
+    const res = await this.etcd.createIfAbsent(key, JSON.stringify(value), await this.leaseFor(opts));
     if (!res.created) throw new ConfigConflictError('already exists');
     await this.caughtUp(res.revision);
   }
 
   /** Creates or replaces `key`; true when it was created. */
-  async put(key: string, value: unknown): Promise<boolean> {
-    const { revision, existed } = await this.etcd.putReporting(key, JSON.stringify(value));
+  async put(key: string, value: unknown, opts?: WriteOptions): Promise<boolean> {
+    const { revision, existed } = await this.etcd.putReporting(key, JSON.stringify(value), await this.leaseFor(opts));
     await this.caughtUp(revision);
     return !existed;
   }
 
   /** Replaces `key` only if it is still at `modRevision`; a ConfigConflictError otherwise. */
-  async replace(key: string, value: unknown, modRevision: number): Promise<void> {
-    const revision = await this.etcd.putIfModRevision(key, JSON.stringify(value), modRevision);
+  async replace(key: string, value: unknown, modRevision: number, opts?: WriteOptions): Promise<void> {
+    const revision = await this.etcd.putIfModRevision(key, JSON.stringify(value), modRevision, await this.leaseFor(opts));
     if (revision === undefined) throw new ConfigConflictError('changed concurrently');
     await this.caughtUp(revision);
   }
@@ -103,6 +106,12 @@ export class ConfigStore {
     const { deleted, revision } = await this.etcd.deleteReporting(key);
     await this.caughtUp(revision);
     return deleted;
+  }
+
+  // A put without a lease detaches the key from any earlier one, so a replace drops an old deadline.
+  private async leaseFor(opts: WriteOptions | undefined): Promise<string | undefined> {
+    const ttl = opts?.leaseTtlSec;
+    return ttl !== undefined && ttl > 0 ? this.etcd.grantDeadlineLease(ttl) : undefined;
   }
 
   async stop(): Promise<void> { await this.watch?.close(); }

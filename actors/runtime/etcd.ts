@@ -70,14 +70,18 @@ export class EtcdAdapter {
   }
 
   /** Put that reports the resulting revision and whether the key existed before. */
-  async putReporting(key: string, value: string): Promise<{ revision: number; existed: boolean }> {
-    const res = await this.client.put(key).value(value).getPrevious();
+  async putReporting(key: string, value: string, leaseId?: string): Promise<{ revision: number; existed: boolean }> {
+    const put = this.client.put(key).value(value);
+    if (leaseId) put.lease(leaseId);
+    const res = await put.getPrevious();
     return { revision: Number(res.header.revision), existed: res.key !== undefined };
   }
 
   /** Put guarded by the key's mod revision (0: must not exist); undefined when the guard failed. */
-  async putIfModRevision(key: string, value: string, modRevision: number): Promise<number | undefined> {
-    const res = await this.client.if(key, 'Mod', '==', modRevision).then(this.client.put(key).value(value)).commit();
+  async putIfModRevision(key: string, value: string, modRevision: number, leaseId?: string): Promise<number | undefined> {
+    const put = this.client.put(key).value(value);
+    if (leaseId) put.lease(leaseId);
+    const res = await this.client.if(key, 'Mod', '==', modRevision).then(put).commit();
     return res.succeeded ? Number(res.header.revision) : undefined;
   }
 
@@ -136,6 +140,15 @@ export class EtcdAdapter {
       },
       revoke: () => lease.revoke({ deadline: Date.now() + this.callTimeoutMs }).catch(() => {}),
     };
+  }
+
+  /**
+   * Grants a lease nobody keeps alive: etcd deletes the keys put with it after `ttlSeconds`, even
+   * when every backend is down meanwhile (durable deadlines such as silenced expiry).
+   */
+  async grantDeadlineLease(ttlSeconds: number): Promise<string> {
+    const res = await this.client.leaseClient.leaseGrant({ TTL: Math.max(1, Math.ceil(ttlSeconds)) });
+    return String(res.ID);
   }
 
   /** Revokes a lease by id, for a lease left behind by an earlier run of this node. */

@@ -21,6 +21,8 @@ export interface ConfigResource {
   nameOf(body: Body): string | undefined;
   /** What is stored, from a validated body. */
   toStored?(value: Body, ctx: { subject: Subject; now: number }): Body;
+  /** Seconds until etcd deletes the stored value on its own; undefined or 0: never. */
+  leaseTtl?(stored: Body, now: number): number | undefined;
 }
 
 const metaName = (b: Body) => (typeof b.metadata?.name === 'string' ? b.metadata.name : undefined);
@@ -58,6 +60,11 @@ export const silencedResource: ConfigResource = {
     const begin = s.begin ?? Math.floor(now / 1000);
     const expire = s.expire ?? -1;
     return { ...s, metadata: { ...s.metadata, name }, begin, expire, creator: s.creator ?? subject.username, expire_at: expire > 0 ? begin + expire : 0 };
+  },
+  // expire counts from begin, so a future entry lives until begin + expire; at least 1 s.
+  leaseTtl(stored, now) {
+    const at = typeof stored.expire_at === 'number' ? stored.expire_at : 0;
+    return at > 0 ? Math.max(1, Math.ceil(at - now / 1000)) : undefined;
   },
 };
 

@@ -73,16 +73,19 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     return { key, stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } }, name: finalName };
   };
 
+  // A replace without a lease moves the key off any earlier one: the deadline follows the body.
+  const leaseOf = (stored: Body) => ({ leaseTtlSec: def.leaseTtl?.(stored, Date.now()) });
+
   app.post(base, async (c) => {
     const { key, stored } = await prepare(c, undefined);
-    try { await svc.config.create(key, stored); }
+    try { await svc.config.create(key, stored, leaseOf(stored)); }
     catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists'); throw err; }
     return c.body(null, 201);
   });
 
   app.put(`${base}/:name`, async (c) => {
     const { key, stored } = await prepare(c, c.req.param('name'));
-    await svc.config.put(key, stored);
+    await svc.config.put(key, stored, leaseOf(stored));
     return c.body(null, 201);
   });
 
@@ -96,7 +99,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
     const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now() }) : value;
-    try { await svc.config.replace(key, stored, current.modRevision); }
+    try { await svc.config.replace(key, stored, current.modRevision, leaseOf(stored)); }
     catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('conflict', 'the resource changed while it was being patched; retry'); throw err; }
     return sendOne(c, stored);
   });

@@ -1,0 +1,81 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { silencedBy, toDeleteOnResolve, type SilencedEntry } from '../../actors/entity/silencing.ts';
+import type { Event } from '../../proto/schemas/event.ts';
+import type { Entity } from '../../proto/schemas/entity.ts';
+
+const NOW = 1_700_000_000;
+const entry = (subscription: string, check: string, extra: Partial<SilencedEntry> = {}): SilencedEntry => ({
+  metadata: { name: `${subscription || '*'}:${check || '*'}`, namespace: 'default' },
+  subscription, check, begin: NOW - 10, expire: -1, expire_at: 0, ...extra,
+}) as SilencedEntry;
+
+const entity = { metadata: { name: 'web1', namespace: 'default' }, entity_class: 'agent', subscriptions: ['linux', 'web', 'entity:web1'] } as unknown as Entity;
+const event = (check: Record<string, unknown>): Event =>
+  ({ metadata: { namespace: 'default' }, entity, check: { metadata: { name: 'disk', namespace: 'default' }, subscriptions: ['linux', 'db'], ...check } }) as unknown as Event;
+const agentEvent = event({});
+const proxyEvent = event({ proxy_entity_name: 'web1' });
+
+const names = (entries: SilencedEntry[], ev: Event = agentEvent) => silencedBy(entries, ev, entity, NOW);
+
+test('subscription:check matches when both are on the entity and check', () => {
+  assert.equal(names([entry('linux', 'disk')]), ['linux:disk']);
+  assert.equal(names([entry('linux', 'cpu')]), []);
+  assert.equal(names([entry('windows', 'disk')]), []);
+});
+
+test('*:check and check-only entries match the check anywhere', () => {
+  assert.equal(names([entry('', 'disk'), entry('*', 'disk'), entry('', 'cpu')]), ['*:disk', '*:disk']);
+});
+
+test('sub:* and subscription-only entries match every check of the subscription', () => {
+  assert.equal(names([entry('linux', ''), entry('linux', '*'), entry('mac', '')]), ['linux:*', 'linux:*']);
+});
+
+test('entity:<name> matches the entity whatever the check subscriptions', () => {
+  assert.equal(names([entry('entity:web1', ''), entry('entity:web1', 'disk'), entry('entity:web2', ''), entry('entity:web', '')]), ['entity:web1:*', 'entity:web1:disk']);
+  const bare = { ...entity, subscriptions: [] } as unknown as Entity;
+  assert.equal(silencedBy([entry('entity:web1', '')], agentEvent, bare, NOW), ['entity:web1:*']);
+});
+
+test('a begin in the future silences nothing yet', () => {
+  assert.equal(names([entry('linux', 'disk', { begin: NOW + 5 })]), []);
+  assert.equal(names([entry('linux', 'disk', { begin: NOW })]), ['linux:disk']);
+  assert.equal(names([entry('linux', 'disk', { begin: undefined })]), ['linux:disk']);
+});
+
+test('an entry past expire_at silences nothing (a late lease changes nothing)', () => {
+  assert.equal(names([entry('linux', 'disk', { expire_at: NOW })]), []);
+  assert.equal(names([entry('linux', 'disk', { expire_at: NOW - 1 })]), []);
+  assert.equal(names([entry('linux', 'disk', { expire_at: NOW + 1 })]), ['linux:disk']);
+  assert.equal(names([entry('linux', 'disk', { expire_at: 0 })]), ['linux:disk']);
+});
+
+test('agent events use entity ∩ check subscriptions', () => {
+  // web is on the entity only, db on the check only: neither is in the intersection.
+  assert.equal(names([entry('web', 'disk'), entry('db', 'disk'), entry('linux', 'disk')]), ['linux:disk']);
+});
+
+test('proxy events use the entity subscriptions', () => {
+  assert.equal(names([entry('web', 'disk'), entry('db', 'disk'), entry('linux', 'disk')], proxyEvent), ['web:disk', 'linux:disk']);
+});
+
+test('a check subscription not on the entity never matches', () => {
+  const ev = event({ subscriptions: ['db'] });
+  assert.equal(names([entry('db', ''), entry('db', 'disk')], ev), []);
+});
+
+test('an event without a check only matches wildcard-check entries', () => {
+  const ev = { metadata: { namespace: 'default' }, entity } as unknown as Event;
+  assert.equal(silencedBy([entry('entity:web1', ''), entry('linux', 'disk'), entry('', 'keepalive')], ev, entity, NOW), ['entity:web1:*']);
+});
+
+test('expire_on_resolve selects only the matched entries that ask for it', () => {
+  const entries = [entry('linux', 'disk', { expire_on_resolve: true }), entry('', 'disk'), entry('web', '', { expire_on_resolve: true })];
+  const matched = names(entries);
+  assert.equal(matched, ['linux:disk', '*:disk']);
+  assert.equal(toDeleteOnResolve(entries, matched), ['linux:disk']);
+  assert.equal(toDeleteOnResolve(entries, []), []);
+});
+
+test.run();
