@@ -1,0 +1,90 @@
+// suite-timeout: 180
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loud, sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
+import { coreApi, fresh } from '../harness/api.ts';
+
+// Silenced entries with an expiry disappear at their deadline because etcd itself deletes them
+// (a lease nobody renews): it happens on time, counts from begin, survives SIGKILL of the node
+// that created the entry, and a replace without an expiry removes the deadline.
+
+let etcdSvc: Awaited<ReturnType<typeof startEtcd>>;
+let natsSvc: Awaited<ReturnType<typeof startNats>>;
+let a: Backend;
+let b: Backend;
+const onA = coreApi(() => a);
+const onB = coreApi(() => b);
+
+const path = (name: string) => `/namespaces/default/silenced/${name}`;
+const gone = (name: string, timeoutMs: number) =>
+  waitFor(async () => ((await onB(path(name))).status === 404 ? true : undefined), { timeoutMs, intervalMs: 100, what: `${name} gone` });
+
+test.before(loud(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  a = await startBackend({ name: 'silenced-a', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  b = await startBackend({ name: 'silenced-b', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+}));
+
+test.after(async () => {
+  await Promise.allSettled([a?.stop(), b?.stop()]);
+  await Promise.allSettled([etcdSvc?.stop(), natsSvc?.stop()]);
+});
+
+test('an entry with expire 2 is listed, then gone after about 2 s', async () => {
+  const sub = fresh('exp');
+  const name = `${sub}:disk`;
+  const r = await onA('/namespaces/default/silenced', 'POST', { metadata: {}, subscription: sub, check: 'disk', expire: 2 });
+  assert.is(r.status, 201);
+  const got = await waitFor(async () => { const g = await onB(path(name)); return g.status === 200 ? g.body : undefined; }, { timeoutMs: 5000, what: 'listed on B' });
+  assert.is(got.expire, 2);
+  assert.is(got.expire_at, got.begin + 2);
+  const list = await onB('/namespaces/default/silenced');
+  assert.ok(list.body.some((s: any) => s.metadata.name === name));
+  await gone(name, 8000);
+  const after = await onB('/namespaces/default/silenced');
+  assert.not.ok(after.body.some((s: any) => s.metadata.name === name));
+});
+
+test('expire counts from a future begin: begin now+2, expire 2 lives until about now+4', async () => {
+  const sub = fresh('later');
+  const name = `${sub}:*`;
+  const begin = Math.floor(Date.now() / 1000) + 2;
+  const r = await onA('/namespaces/default/silenced', 'POST', { metadata: {}, subscription: sub, begin, expire: 2 });
+  assert.is(r.status, 201);
+  const got = (await onA(path(name))).body;
+  assert.is(got.begin, begin);
+  assert.is(got.expire_at, begin + 2);
+  // Past the 2 s of expire but before begin + expire: still there.
+  await sleep(Math.max(0, (begin + 1) * 1000 - Date.now()));
+  assert.is((await onB(path(name))).status, 200, 'still present at begin + 1 s, over 2 s after creation');
+  await gone(name, 8000);
+  assert.ok(Date.now() / 1000 >= begin + 1, 'not deleted before begin + expire');
+});
+
+test('PUT without expire removes the deadline; PUT with expire sets a new one', async () => {
+  const sub = fresh('keep');
+  const name = `${sub}:disk`;
+  assert.is((await onA(path(name), 'PUT', { metadata: {}, subscription: sub, check: 'disk', expire: 2 })).status, 201);
+  assert.is((await onA(path(name), 'PUT', { metadata: {}, subscription: sub, check: 'disk' })).status, 201);
+  const kept = (await onB(path(name))).body;
+  assert.is(kept.expire_at, 0);
+  await sleep(4000);
+  assert.is((await onB(path(name))).status, 200, 'kept past the old deadline');
+  // PATCH puts a deadline back (expire counts from the kept begin).
+  const now = Math.floor(Date.now() / 1000);
+  const p = await onA(path(name), 'PATCH', { expire: now - kept.begin + 2 }, { 'Content-Type': 'application/merge-patch+json' });
+  assert.is(p.status, 200);
+  await gone(name, 8000);
+});
+
+test('the entry still expires when the node that created it is SIGKILLed right after', async () => {
+  const sub = fresh('killed');
+  const name = `${sub}:disk`;
+  const r = await onA('/namespaces/default/silenced', 'POST', { metadata: {}, subscription: sub, check: 'disk', expire: 3 });
+  assert.is(r.status, 201);
+  await a.kill('SIGKILL');
+  assert.is((await onB(path(name))).status, 200);
+  await gone(name, 10000);
+});
+
+test.run();
