@@ -8,6 +8,8 @@ import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
 
+export interface SilencedExpiry { defaultSec: number; maxSec: number }
+
 /** What the API's routes work with; one instance per node. */
 import type { PipelineQueue } from '../../actors/pipeline/queue.ts';
 
@@ -21,6 +23,8 @@ export interface ApiServices {
   readModel: EntityReadModel;
   /** `--entity-limit`: new entities past it are refused with 402. */
   entityLimit?: EntityLimit;
+  /** `--default-silenced-expiry-time` / `--max-silenced-expiry-time-allowed` in seconds (0: off). */
+  silencedExpiry?: SilencedExpiry;
   /** Where metrics-only events go (handled, never stored). */
   pipeline?: PipelineQueue;
   /** Queues an ad hoc check request for the scheduler (delivered by a later release). */

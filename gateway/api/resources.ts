@@ -5,9 +5,12 @@ import { EventFilter, Handler, Mutator, Pipeline } from '../../proto/schemas/res
 import { Role, RoleBinding } from '../../proto/schemas/resources/rbac.ts';
 import { Silenced, silencedName } from '../../proto/schemas/resources/silenced.ts';
 import type { Subject } from '../auth/rbac.ts';
+import type { SilencedExpiry } from './env.ts';
 import { ApiError } from './errors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
+
+export interface StoreContext { subject: Subject; now: number; silencedExpiry?: SilencedExpiry }
 
 /** How one configuration resource kept in etcd is named, validated, stored and shown. */
 export interface ConfigResource {
@@ -20,7 +23,7 @@ export interface ConfigResource {
   /** Its name in a body, before validation (silenced entries derive it). */
   nameOf(body: Body): string | undefined;
   /** What is stored, from a validated body. */
-  toStored?(value: Body, ctx: { subject: Subject; now: number }): Body;
+  toStored?(value: Body, ctx: StoreContext): Body;
   /** Seconds until etcd deletes the stored value on its own; undefined or 0: never. */
   leaseTtl?(stored: Body, now: number): number | undefined;
 }
@@ -53,12 +56,12 @@ export const silencedResource: ConfigResource = {
   namespaced: true,
   schema: Silenced,
   nameOf: (b) => metaName(b) ?? (b.subscription || b.check ? silencedName(b as { subscription?: string; check?: string }) : undefined),
-  toStored(value, { subject, now }) {
+  toStored(value, { subject, now, silencedExpiry }) {
     const s = value as Body & { subscription?: string; check?: string; begin?: number; expire?: number; creator?: string; expire_at?: number };
     const name = silencedName(s);
     if (s.metadata?.name !== undefined && s.metadata.name !== name) throw new ApiError('invalid_argument', `a silenced entry for ${name} must be named "${name}"`);
     const begin = s.begin ?? Math.floor(now / 1000);
-    const expire = s.expire ?? -1;
+    const expire = silencedExpire(s.expire, silencedExpiry);
     return { ...s, metadata: { ...s.metadata, name }, begin, expire, creator: s.creator ?? subject.username, expire_at: expire > 0 ? begin + expire : 0 };
   },
   // expire counts from begin, so a future entry lives until begin + expire; at least 1 s.
@@ -67,6 +70,24 @@ export const silencedResource: ConfigResource = {
     return at > 0 ? Math.max(1, Math.ceil(at - now / 1000)) : undefined;
   },
 };
+
+/**
+ * The expire of a written silenced entry: the default when the body has none; past the cap a 400
+ * (refused rather than clamped, so a client never believes in a longer silence than it got). With
+ * a cap, "never" is past it too, so a body without expire and no default gets the cap.
+ */
+export function silencedExpire(expire: number | undefined, limits: SilencedExpiry | undefined): number {
+  let e = expire ?? (limits?.defaultSec ? limits.defaultSec : -1);
+  const max = limits?.maxSec ?? 0;
+  if (max > 0) {
+    if (e > max) throw new ApiError('invalid_argument', `expire ${e} is over the maximum of ${max} seconds`);
+    if (e <= 0) {
+      if (expire !== undefined) throw new ApiError('invalid_argument', `a silenced entry must expire within ${max} seconds`);
+      e = max;
+    }
+  }
+  return e;
+}
 
 /** Every configuration resource served by the generic routes. */
 export const CONFIG_RESOURCES: ConfigResource[] = [

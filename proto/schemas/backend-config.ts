@@ -30,6 +30,8 @@ export const backendFlags: FlagSpec[] = [
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
   { name: 'entity-limit', type: 'int', env: 'MONITOR_ENTITY_LIMIT', description: 'most entities the cluster accepts; new agents and entities beyond it are refused with 402 (0: no limit)', default: 0 },
   { name: 'deregistration-handler', type: 'string', description: 'handler of deregistration events when the entity names none', default: '' },
+  { name: 'default-silenced-expiry-time', type: 'int', description: 'seconds of expire given to a silenced entry written without one (0: never expires)', default: 0 },
+  { name: 'max-silenced-expiry-time-allowed', type: 'int', description: 'largest expire of a silenced entry in seconds, larger ones are refused (0: no cap)', default: 0 },
   { name: 'pipeline-workers', type: 'int', description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time', default: 64 },
 ];
 
@@ -60,6 +62,8 @@ export const BackendConfig = v.object({
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
   'entity-limit': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (no limit) or more')),
   'deregistration-handler': v.string(),
+  'default-silenced-expiry-time': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (none) or more')),
+  'max-silenced-expiry-time-allowed': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (no cap) or more')),
   'pipeline-workers': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1024, 'must be at most 1024')),
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;

@@ -3,6 +3,8 @@ import * as assert from 'uvu/assert';
 import { silencedBy, toDeleteOnResolve, type SilencedEntry } from '../../actors/entity/silencing.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
+import { silencedExpire, silencedResource } from '../../gateway/api/resources.ts';
+import { ApiError } from '../../gateway/api/errors.ts';
 
 const NOW = 1_700_000_000;
 const entry = (subscription: string, check: string, extra: Partial<SilencedEntry> = {}): SilencedEntry => ({
@@ -76,6 +78,41 @@ test('expire_on_resolve selects only the matched entries that ask for it', () =>
   assert.equal(matched, ['linux:disk', '*:disk']);
   assert.equal(toDeleteOnResolve(entries, matched), ['linux:disk']);
   assert.equal(toDeleteOnResolve(entries, []), []);
+});
+
+const refused = (fn: () => unknown, what: string) => {
+  try { fn(); } catch (err) { assert.ok(err instanceof ApiError, what); assert.match((err as Error).message, /expire/); return; }
+  assert.unreachable(`${what}: not refused`);
+};
+
+test('expiry flags: default when absent, a cap refused with 400, "never" capped', () => {
+  assert.is(silencedExpire(undefined, undefined), -1);
+  assert.is(silencedExpire(30, undefined), 30);
+  assert.is(silencedExpire(undefined, { defaultSec: 60, maxSec: 0 }), 60);
+  assert.is(silencedExpire(10, { defaultSec: 60, maxSec: 0 }), 10);
+  assert.is(silencedExpire(0, { defaultSec: 60, maxSec: 0 }), 0, 'an explicit 0 is kept');
+  assert.is(silencedExpire(100, { defaultSec: 0, maxSec: 100 }), 100);
+  assert.is(silencedExpire(undefined, { defaultSec: 0, maxSec: 100 }), 100);
+  assert.is(silencedExpire(undefined, { defaultSec: 50, maxSec: 100 }), 50);
+  refused(() => silencedExpire(101, { defaultSec: 0, maxSec: 100 }), 'over the cap');
+  refused(() => silencedExpire(-1, { defaultSec: 0, maxSec: 100 }), 'never, with a cap');
+  refused(() => silencedExpire(undefined, { defaultSec: 200, maxSec: 100 }), 'default over the cap');
+});
+
+test('stored form and lease: expire counts from begin, at least 1 s, none without expire', () => {
+  const subject = { username: 'admin', groups: [] } as any;
+  const now = NOW * 1000 + 400;
+  const stored = silencedResource.toStored!({ metadata: { namespace: 'default' }, subscription: 'linux', begin: NOW + 10, expire: 5 }, { subject, now });
+  assert.is(stored.expire_at, NOW + 15);
+  assert.is(silencedResource.leaseTtl!(stored, now), 15);
+  const past = silencedResource.toStored!({ metadata: {}, check: 'disk', begin: NOW - 100, expire: 5 }, { subject, now });
+  assert.is(silencedResource.leaseTtl!(past, now), 1);
+  const forever = silencedResource.toStored!({ metadata: {}, check: 'disk' }, { subject, now });
+  assert.is(forever.expire_at, 0);
+  assert.is(silencedResource.leaseTtl!(forever, now), undefined);
+  const dflt = silencedResource.toStored!({ metadata: {}, check: 'disk' }, { subject, now, silencedExpiry: { defaultSec: 60, maxSec: 0 } });
+  assert.is(dflt.expire, 60);
+  assert.is(dflt.expire_at, NOW + 60);
 });
 
 test.run();

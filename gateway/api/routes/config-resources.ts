@@ -65,7 +65,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: def.plural, namespace: ns, name: resolvedName });
     if (ns !== undefined) requireNamespace(svc, ns);
     const value = validate(def.schema, body, singular(def.plural)) as Body;
-    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now() }) : value;
+    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now(), silencedExpiry: svc.silencedExpiry }) : value;
     const finalName = def.nameOf(stored) ?? resolvedName;
     const key = keyOf(ns, finalName);
     // created_by names the creator: a replace keeps it.
@@ -98,7 +98,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     checkPreconditions(c, current.value);
     const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
-    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now() }) : value;
+    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now(), silencedExpiry: svc.silencedExpiry }) : value;
     try { await svc.config.replace(key, stored, current.modRevision, leaseOf(stored)); }
     catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('conflict', 'the resource changed while it was being patched; retry'); throw err; }
     return sendOne(c, stored);
