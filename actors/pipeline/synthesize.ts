@@ -1,7 +1,30 @@
-// STUB by the lead so the backend starts while the filters helper builds the real module (overwrite freely).
+import { redactEventEntity } from '../../proto/redact.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventExtras } from './types.ts';
+
+/**
+ * The extras filters see (reference 3.1), plus flapping start and end, which the reference never
+ * fires: `previousState` is the check's state before this event. The event's history already
+ * holds this result as its last entry, so the previous result is the one before it.
+ */
 export function eventExtras(event: Event, previousState?: string): EventExtras {
-  const status = event.check?.status ?? 0;
-  return { has_check: !!event.check, has_metrics: !!event.metrics, is_incident: !!event.check && status !== 0, is_resolution: false, is_silenced: !!event.check?.is_silenced, is_flapping_start: event.check?.state === 'flapping' && previousState !== 'flapping', is_flapping_end: previousState === 'flapping' && event.check?.state !== 'flapping' };
+  const check = event.check;
+  const status = check?.status ?? 0;
+  const history = check?.history ?? [];
+  const previous = history.length >= 2 ? history[history.length - 2]!.status : 0;
+  const state = check?.state;
+  return {
+    has_check: !!check,
+    has_metrics: !!event.metrics,
+    is_incident: !!check && status !== 0,
+    is_resolution: !!check && status === 0 && previous !== 0,
+    is_silenced: !!check?.is_silenced,
+    is_flapping_start: !!check && state === 'flapping' && previousState !== 'flapping',
+    is_flapping_end: !!check && previousState === 'flapping' && state !== 'flapping',
+  };
+}
+
+/** What a filter expression sees as `event`: the event, its entity redacted, with the extras as top-level fields. */
+export function filterView(event: Event, extras: EventExtras): Record<string, unknown> {
+  return { ...redactEventEntity(event), ...extras };
 }
