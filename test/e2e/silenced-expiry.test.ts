@@ -3,6 +3,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loud, sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, fresh } from '../harness/api.ts';
+import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
+import { ConfigStore } from '../../actors/config/store.ts';
+import { SilencedIndex } from '../../actors/config/silenced-index.ts';
+import { configKeys } from '../../proto/names.ts';
+import { createLogger } from '../../proto/log.ts';
 
 // Silenced entries with an expiry disappear at their deadline because etcd itself deletes them
 // (a lease nobody renews): it happens on time, counts from begin, survives SIGKILL of the node
@@ -75,6 +80,36 @@ test('PUT without expire removes the deadline; PUT with expire sets a new one', 
   const p = await onA(path(name), 'PATCH', { expire: now - kept.begin + 2 }, { 'Content-Type': 'application/merge-patch+json' });
   assert.is(p.status, 200);
   await gone(name, 8000);
+});
+
+test('the silenced index groups entries by namespace, follows changes and removes entries', async () => {
+  const adapter = new EtcdAdapter({ endpoints: [etcdSvc.url] });
+  const store = new ConfigStore(adapter, createLogger('error'));
+  try {
+    await store.start();
+    const index = new SilencedIndex(store);
+    const ns1 = fresh('ns'), ns2 = fresh('ns');
+    const put = (ns: string, name: string, extra: object = {}, ttl?: number) =>
+      store.put(configKeys.namespaced('silenced', ns, name), { metadata: { name, namespace: ns }, subscription: name.split(':')[0], ...extra }, { leaseTtlSec: ttl });
+    assert.equal(index.forNamespace(ns1), []);
+    await put(ns1, 'a:*');
+    await put(ns1, 'b:*');
+    await put(ns2, 'c:*');
+    assert.equal(index.forNamespace(ns1).map((s) => s.metadata.name), ['a:*', 'b:*']);
+    assert.equal(index.forNamespace(ns2).map((s) => s.metadata.name), ['c:*']);
+    const same = index.forNamespace(ns1);
+    assert.is(index.forNamespace(ns1), same, 'no rebuild without a change');
+    assert.ok(await index.remove(ns1, 'a:*'));
+    assert.not.ok(await index.remove(ns1, 'a:*'), 'already gone');
+    assert.equal(index.forNamespace(ns1).map((s) => s.metadata.name), ['b:*']);
+    // A leased put through the store disappears on its own, and the index follows.
+    await put(ns2, 'd:*', {}, 1);
+    assert.equal(index.forNamespace(ns2).map((s) => s.metadata.name), ['c:*', 'd:*']);
+    await waitFor(() => (index.forNamespace(ns2).length === 1 ? true : undefined), { timeoutMs: 6000, what: 'leased entry gone from the index' });
+  } finally {
+    await store.stop();
+    await adapter.close();
+  }
 });
 
 test('the entry still expires when the node that created it is SIGKILLed right after', async () => {
