@@ -67,8 +67,9 @@ const SETUP = `(() => {
     } catch (e) { return 'e' + describe(e); }
   };
   // Rejected promises and finalizer callbacks reach the host's isolate-wide trackers outside any
-  // time limit (an unhandled rejection would end the process), so nothing that makes them is left.
-  for (const k of ['Promise', 'WebAssembly', 'Atomics', 'SharedArrayBuffer', 'FinalizationRegistry', 'WeakRef']) delete g[k];
+  // time limit (an unhandled rejection would end the process), so nothing that makes them is left;
+  // V8's console talks to the inspector, which user code has no business with.
+  for (const k of ['Promise', 'WebAssembly', 'Atomics', 'SharedArrayBuffer', 'FinalizationRegistry', 'WeakRef', 'console']) delete g[k];
   for (const k of Reflect.ownKeys(g)) {
     const d = Object.getOwnPropertyDescriptor(g, k);
     if (d && 'value' in d) harden(d.value);
