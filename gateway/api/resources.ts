@@ -50,6 +50,8 @@ export function placeInUrl(body: Body, name: string | undefined, ns: string | un
   return { ...body, metadata: meta };
 }
 
+const ETCD_MAX_LEASE_TTL = 9_000_000_000;
+
 export const silencedResource: ConfigResource = {
   plural: 'silenced',
   type: 'Silenced',
@@ -67,7 +69,8 @@ export const silencedResource: ConfigResource = {
   // expire counts from begin, so a future entry lives until begin + expire; at least 1 s.
   leaseTtl(stored, now) {
     const at = typeof stored.expire_at === 'number' ? stored.expire_at : 0;
-    return at > 0 ? Math.max(1, Math.ceil(at - now / 1000)) : undefined;
+    // etcd refuses leases past its MaxLeaseTTL; such an entry outlives us all anyway.
+    return at > 0 ? Math.min(ETCD_MAX_LEASE_TTL, Math.max(1, Math.ceil(at - now / 1000))) : undefined;
   },
 };
 
