@@ -1,5 +1,6 @@
 import { JsSandbox } from '../../proto/js-sandbox.ts';
 import type { Logger } from '../../proto/log.ts';
+import { parseTimeOfDay, WEEKDAYS } from '../../proto/time-of-day.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { filterView } from './synthesize.ts';
 import type { EventExtras, EventFilterSpec, FilterRef } from './types.ts';
@@ -77,22 +78,7 @@ function program(f: EventFilterSpec, log: Logger): Program {
   return p;
 }
 
-const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-
-/** Minutes after midnight of "5:00 PM", "5:00pm", "17:00" or "08:00"; undefined when not a time. */
-export function parseTimeOfDay(s: string): number | undefined {
-  const m = /^\s*(\d{1,2}):(\d{2})\s*([AaPp][Mm])?\s*$/.exec(s);
-  if (!m) return undefined;
-  let h = Number(m[1]);
-  const min = Number(m[2]);
-  if (min > 59) return undefined;
-  if (m[3]) {
-    if (h < 1 || h > 12) return undefined;
-    const pm = m[3].toLowerCase() === 'pm';
-    h = (h % 12) + (pm ? 12 : 0);
-  } else if (h > 23) return undefined;
-  return h * 60 + min;
-}
+const DAYS: readonly string[] = WEEKDAYS;
 
 /**
  * Whether `now` (UTC) falls in one of the windows of `all` or of today's weekday. A window is
@@ -115,3 +101,5 @@ export function inWindows(days: Record<string, { begin: string; end: string }[]>
   }
   return false;
 }
+
+export { parseTimeOfDay };

@@ -1,7 +1,9 @@
 // suite-timeout: 60
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import * as v from 'valibot';
 import { createLogger } from '../../proto/log.ts';
+import { EventFilter } from '../../proto/schemas/resources/pipeline.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { applyFilter, inWindows, parseTimeOfDay } from '../../actors/pipeline/filters.ts';
 import { eventExtras, filterView } from '../../actors/pipeline/synthesize.ts';
@@ -150,6 +152,17 @@ test('when windows on filters: outside, allow drops and deny passes; inside, exp
   assert.is(apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 9, 0))).pass, true);
   assert.is(apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass, false);
   assert.is(apply(filter('allow', ['true'], { days: {} }), e).pass, true, 'no windows: no time restriction');
+});
+
+test('the EventFilter schema refuses bad windows and day names with a clear message', () => {
+  const f = (days: unknown) => v.safeParse(EventFilter, { metadata: { name: 'f', namespace: 'default' }, action: 'allow', expressions: ['true'], when: { days } });
+  assert.ok(f({ all: [{ begin: '5:00 PM', end: '08:00' }], Monday: [{ begin: '1:00 AM', end: '2:00 AM' }] }).success);
+  const bad = f({ all: [{ begin: 'later', end: '08:00' }] });
+  assert.not.ok(bad.success);
+  assert.match(JSON.stringify(bad.issues?.map((i) => i.message)), /time of day/);
+  const day = f({ funday: [{ begin: '1:00', end: '2:00' }] });
+  assert.not.ok(day.success);
+  assert.match(JSON.stringify(day.issues?.map((i) => i.message)), /days are all, sunday/);
 });
 
 test('filters per second with a reused context (printed, not asserted)', () => {

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { Name } from '../common.ts';
+import { parseTimeOfDay, WEEKDAYS } from '../../time-of-day.ts';
 import { Meta, OptStrings, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
 
 export const HANDLER_TYPES = ['pipe', 'tcp', 'udp', 'set'] as const;
@@ -24,14 +25,19 @@ export const Handler = v.pipe(
   v.check((h) => h.type !== 'set' || (h.handlers?.length ?? 0) > 0, 'a set handler needs handlers'),
 );
 
-const Window = v.object({ begin: v.string(), end: v.string() });
+const TimeOfDay = v.pipe(v.string(), v.check((t) => parseTimeOfDay(t) !== undefined, 'a time window begin or end is a time of day such as "5:00 PM" or "17:00"'));
+const Window = v.object({ begin: TimeOfDay, end: TimeOfDay });
+const WindowDays = v.pipe(
+  v.record(v.string(), v.array(Window)),
+  v.check((d) => Object.keys(d).every((k) => k.toLowerCase() === 'all' || (WEEKDAYS as readonly string[]).includes(k.toLowerCase())), 'time window days are all, sunday, monday, tuesday, wednesday, thursday, friday or saturday'),
+);
 
 /** core/v2 EventFilter. */
 export const EventFilter = v.object({
   metadata: Meta,
   action: v.picklist(['allow', 'deny'], 'action is allow or deny'),
   expressions: v.pipe(Strings, v.minLength(1, 'a filter needs at least one expression')),
-  when: v.optional(v.nullable(v.object({ days: v.optional(v.record(v.string(), v.array(Window))) }))),
+  when: v.optional(v.nullable(v.object({ days: v.optional(WindowDays) }))),
   runtime_assets: OptStrings,
 });
 
