@@ -2,11 +2,13 @@ import { etcdKeys } from '../../proto/names.ts';
 import type { Logger } from '../../proto/log.ts';
 import type { EtcdAdapter, EtcdRecord } from '../runtime/etcd.ts';
 
-export interface ConfigEntry<T = unknown> { key: string; value: T; modRevision: number }
+/** `lease`: the etcd lease id of a key with a deadline ('0' or absent: none). */
+export interface ConfigEntry<T = unknown> { key: string; value: T; modRevision: number; lease?: string }
 
-/** A write lost to a concurrent one (PATCH with a stale view, create of an existing key). */
 /** `leaseTtlSec` > 0: etcd deletes the key after that many seconds (at least 1). */
 export interface WriteOptions { leaseTtlSec?: number }
+
+/** A write lost to a concurrent one (PATCH with a stale view, create of an existing key). */
 
 export class ConfigConflictError extends Error { constructor(message: string) { super(message); this.name = 'ConfigConflictError'; } }
 
@@ -82,28 +84,37 @@ export class ConfigStore {
 
   /** Creates `key`; a ConfigConflictError when it exists. */
   async create(key: string, value: unknown, opts?: WriteOptions): Promise<void> {
-    const res = await this.etcd.createIfAbsent(key, JSON.stringify(value), await this.leaseFor(opts));
-    if (!res.created) throw new ConfigConflictError('already exists');
+    const lease = await this.leaseFor(opts);
+    const res = await this.etcd.createIfAbsent(key, JSON.stringify(value), lease).catch((err) => { this.drop(lease); throw err; });
+    if (!res.created) { this.drop(lease); throw new ConfigConflictError('already exists'); }
     await this.caughtUp(res.revision);
   }
 
   /** Creates or replaces `key`; true when it was created. */
   async put(key: string, value: unknown, opts?: WriteOptions): Promise<boolean> {
-    const { revision, existed } = await this.etcd.putReporting(key, JSON.stringify(value), await this.leaseFor(opts));
+    const lease = await this.leaseFor(opts);
+    const { revision, existed, prevLease } = await this.etcd.putReporting(key, JSON.stringify(value), lease).catch((err) => { this.drop(lease); throw err; });
+    if (prevLease !== lease) this.drop(prevLease);
     await this.caughtUp(revision);
     return !existed;
   }
 
   /** Replaces `key` only if it is still at `modRevision`; a ConfigConflictError otherwise. */
   async replace(key: string, value: unknown, modRevision: number, opts?: WriteOptions): Promise<void> {
-    const revision = await this.etcd.putIfModRevision(key, JSON.stringify(value), modRevision, await this.leaseFor(opts));
-    if (revision === undefined) throw new ConfigConflictError('changed concurrently');
+    const before = this.values.get(key);
+    const lease = await this.leaseFor(opts);
+    const revision = await this.etcd.putIfModRevision(key, JSON.stringify(value), modRevision, lease).catch((err) => { this.drop(lease); throw err; });
+    if (revision === undefined) { this.drop(lease); throw new ConfigConflictError('changed concurrently'); }
+    // The guard held, so the replaced version is the one at modRevision, if this node saw it.
+    if (before?.modRevision === modRevision) this.drop(before.lease);
     await this.caughtUp(revision);
   }
 
   /** Deletes `key`; false when it did not exist. */
   async remove(key: string): Promise<boolean> {
+    const lease = this.values.get(key)?.lease;
     const { deleted, revision } = await this.etcd.deleteReporting(key);
+    if (deleted) this.drop(lease);
     await this.caughtUp(revision);
     return deleted;
   }
@@ -114,11 +125,17 @@ export class ConfigStore {
     return ttl !== undefined && ttl > 0 ? this.etcd.grantDeadlineLease(ttl) : undefined;
   }
 
+  // Every write gets a lease of its own, so revoking a replaced or unused one deletes no live key;
+  // without this, leases of long deadlines would pile up in etcd.
+  private drop(lease: string | undefined): void {
+    if (lease && lease !== '0') void this.etcd.revokeLeaseId(lease);
+  }
+
   async stop(): Promise<void> { await this.watch?.close(); }
 }
 
 function entryOf(r: EtcdRecord): ConfigEntry {
   let value: unknown;
   try { value = JSON.parse(r.value); } catch { value = undefined; }
-  return { key: r.key, value, modRevision: r.modRevision };
+  return { key: r.key, value, modRevision: r.modRevision, ...(r.lease !== '0' ? { lease: r.lease } : {}) };
 }

@@ -70,11 +70,12 @@ export class EtcdAdapter {
   }
 
   /** Put that reports the resulting revision and whether the key existed before. */
-  async putReporting(key: string, value: string, leaseId?: string): Promise<{ revision: number; existed: boolean }> {
+  async putReporting(key: string, value: string, leaseId?: string): Promise<{ revision: number; existed: boolean; prevLease?: string }> {
     const put = this.client.put(key).value(value);
     if (leaseId) put.lease(leaseId);
     const res = await put.getPrevious();
-    return { revision: Number(res.header.revision), existed: res.key !== undefined };
+    const prevLease = res.key !== undefined && res.lease && String(res.lease) !== '0' ? String(res.lease) : undefined;
+    return { revision: Number(res.header.revision), existed: res.key !== undefined, prevLease };
   }
 
   /** Put guarded by the key's mod revision (0: must not exist); undefined when the guard failed. */

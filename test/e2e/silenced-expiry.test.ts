@@ -122,6 +122,24 @@ test('the silenced index groups entries by namespace, follows changes and remove
     await put(ns2, 'd:*', {}, 1);
     assert.equal(index.forNamespace(ns2).map((s) => s.metadata.name), ['c:*', 'd:*']);
     await waitFor(() => (index.forNamespace(ns2).length === 1 ? true : undefined), { timeoutMs: 6000, what: 'leased entry gone from the index' });
+    // A replaced or removed entry's lease is revoked, not left to pile up in etcd.
+    const ttlOf = async (id: string) => Number((await adapter.client.leaseClient.leaseTimeToLive({ ID: id })).TTL);
+    const key = configKeys.namespaced('silenced', ns2, 'e:*');
+    await put(ns2, 'e:*', {}, 3600);
+    const first = store.entry(key)!.lease!;
+    assert.ok(await ttlOf(first) > 3000);
+    await put(ns2, 'e:*', {}, 7200);
+    const second = store.entry(key)!.lease!;
+    assert.is.not(second, first);
+    await waitFor(async () => ((await ttlOf(first)) < 0 ? true : undefined), { timeoutMs: 5000, what: 'first lease revoked' });
+    await put(ns2, 'e:*');
+    assert.is(store.entry(key)!.lease, undefined);
+    await waitFor(async () => ((await ttlOf(second)) < 0 ? true : undefined), { timeoutMs: 5000, what: 'second lease revoked' });
+    await store.replace(key, { metadata: { name: 'e:*', namespace: ns2 }, subscription: 'e' }, store.entry(key)!.modRevision, { leaseTtlSec: 3600 });
+    const third = store.entry(key)!.lease!;
+    assert.ok(await ttlOf(third) > 3000);
+    assert.ok(await index.remove(ns2, 'e:*'));
+    await waitFor(async () => ((await ttlOf(third)) < 0 ? true : undefined), { timeoutMs: 5000, what: 'third lease revoked' });
   } finally {
     await store.stop();
     await adapter.close();
