@@ -122,7 +122,7 @@ test('is_incident passes incidents and resolutions only; a javascript filter and
   const outputs = events(dir).filter((e) => e.entity?.metadata?.name === entity).map((e) => e.check.output).sort();
   assert.equal(outputs, ['s0', 's2'], 'the first OK and the repeated OK are dropped; the incident and its resolution pass');
 
-  await put('filters', 'only-web', { action: 'allow', expressions: ['event.entity.labels.role == "web"', 'event.check.status > 0'] });
+  await put('filters', 'only-web', { action: 'allow', expressions: ['event.entity.metadata.labels.role == "web"', 'event.check.status > 0'] });
   await put('mutators', 'summary', { type: 'javascript', eval: 'return event.entity.metadata.name + ":" + event.check.output' });
   const js = await fileHandler('h-js', { filters: ['only-web'], mutator: 'summary' });
   const web = fresh('web');
