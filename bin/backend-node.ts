@@ -23,6 +23,8 @@ import { WorkflowResolver, pipelineInterest } from '../actors/pipeline/workflows
 import { PipelineWorker } from '../actors/pipeline/worker.ts';
 import { PipelineQueue } from '../actors/pipeline/queue.ts';
 import { BackendAssets } from '../actors/pipeline/assets.ts';
+import { SilencedIndex } from '../actors/config/silenced-index.ts';
+import { silencedBy, toDeleteOnResolve } from '../actors/entity/silencing.ts';
 import { encodeFrame } from '../proto/frames.ts';
 import { Authorizer } from '../gateway/auth/rbac.ts';
 import { VerifiedCache } from '../gateway/auth/passwords.ts';
@@ -121,6 +123,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     await nats.workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
     const interest = pipelineInterest(config);
     const pipelineQueue = new PipelineQueue(nats, interest);
+    const silenced = new SilencedIndex(config);
     const readModel = new EntityReadModel(stores.get(buckets.entities)!, stores.get(buckets.events)!);
     const entityLimit = new EntityLimit(cfg['entity-limit'], readModel);
     const entityStats: EntityStats = { events: 0, keepalives: 0 };
@@ -129,6 +132,17 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
       publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
       behaviors: [entityBehavior({
         node: cfg.name, stats: entityStats, deregistrationHandler: cfg['deregistration-handler'], interest,
+        silence: (ns, event, entity, nowSec) => {
+          const entries = silenced.forNamespace(ns);
+          if (entries.length === 0) return { names: [], onResolve: [] };
+          const names = silencedBy(entries, event, entity, nowSec);
+          return { names, onResolve: names.length ? toDeleteOnResolve(entries, names) : [] };
+        },
+        unsilence: async (ns, names) => {
+          for (const name of names) {
+            await silenced.remove(ns, name).catch((err) => log.warn('expire_on_resolve: silenced entry not removed', { namespace: ns, silenced: name, error: (err as Error).message }));
+          }
+        },
         pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
       }), scheduleBehavior({ config, readModel, publish: (subject, data) => nats.publish(subject, data) })], log: log.child({ component: 'actors' }),
     });
@@ -198,6 +212,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
     const apiLog = log.child({ component: 'api' });
     const api = await listenApi(buildApi({
       config, authz, tokens, actors, reads, readModel, entityLimit, metrics, health, version, log: apiLog, pipeline: pipelineQueue,
+      silencedExpiry: { defaultSec: cfg['default-silenced-expiry-time'], maxSec: cfg['max-silenced-expiry-time-allowed'] },
       auth: new Authenticator(config, passwords, { login: directoryLogin, lookup: directoryLookup }, apiLog),
       queueAdhoc: (req) => adhoc(encodeToken(String(req.namespace)), Buffer.from(JSON.stringify(req))),
       ready: () => readModelReady && membership.guardOk(),

@@ -134,6 +134,28 @@ test('is_incident passes incidents and resolutions only; a javascript filter and
   assert.not.ok(payloads(js).some((p) => p.startsWith(db)), 'the allow filter dropped the db event');
 });
 
+test('silencing marks events (storage goes on), not_silenced drops them, expire_on_resolve ends on the resolution', async () => {
+  const dir = await fileHandler('h-quiet', { filters: ['not_silenced'] });
+  const entity = fresh('quiet');
+  created(await api('/namespaces/default/silenced', 'POST', { subscription: `entity:${entity}`, check: 'db', expire_on_resolve: true, reason: 'maintenance' }), 'silenced entry');
+  const name = `entity:${entity}:db`;
+  await postEvent(entity, { metadata: { name: 'db' }, status: 2, output: 'silenced-crit', handlers: ['h-quiet'] });
+  await postEvent(entity, { metadata: { name: 'web' }, status: 2, output: 'loud-crit', handlers: ['h-quiet'] });
+  const stored = await api(`/namespaces/default/events/${entity}/db`);
+  assert.is(stored.status, 200, 'a silenced event is stored');
+  assert.is(stored.body.check.is_silenced, true);
+  assert.equal(stored.body.check.silenced, [name]);
+  assert.is((await api(`/namespaces/default/events/${entity}/web`)).body.check.is_silenced, false);
+  await waitEvents(dir, (e) => e.entity?.metadata?.name === entity && e.check.output === 'loud-crit', 'the unsilenced event handled');
+  await sleep(1000);
+  assert.not.ok(events(dir).some((e) => e.check.output === 'silenced-crit'), 'not_silenced dropped the silenced event');
+  // The resolution is stored (still silenced by the entry), then the entry goes.
+  await postEvent(entity, { metadata: { name: 'db' }, status: 0, output: 'back', handlers: ['h-quiet'] });
+  await waitFor(async () => ((await api(`/namespaces/default/silenced/${encodeURIComponent(name)}`)).status === 404 ? true : undefined), { timeoutMs: 10000, what: 'expire_on_resolve entry removed' });
+  await postEvent(entity, { metadata: { name: 'db' }, status: 2, output: 'crit-again', handlers: ['h-quiet'] });
+  await waitEvents(dir, (e) => e.entity?.metadata?.name === entity && e.check.output === 'crit-again', 'handled once the entry is gone');
+});
+
 test('a Pipeline resource runs its workflows: filter, only_check_output mutator, handler', async () => {
   const dir = await fileHandler('h-wf');
   await put('filters', 'crit-only', { action: 'allow', expressions: ['event.check.status == 2'] });
