@@ -1,3 +1,4 @@
+import { eventExtras } from '../../actors/pipeline/synthesize.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HISTORY_LENGTH, isFlapping, mergeCheck, totalStateChange } from '../../actors/entity/check-state.ts';
@@ -71,6 +72,26 @@ test('flapping starts at the high threshold and ends at the low one', () => {
   let prev: Check | undefined;
   for (let i = 0; i < 21; i++) prev = mergeCheck(prev, { metadata: { name: 'c' }, status: i % 2 ? 2 : 0, executed: i, low_flap_threshold: 20, high_flap_threshold: 60 });
   assert.is(prev!.state, 'flapping');
+});
+
+test('a flapping episode: exactly one start and one end, seen by filters through the extras', () => {
+  // 21 alternating results start flapping (score 99 >= 60); steady OKs then lower the score until it
+  // reaches the low threshold (20), which ends it.
+  let prev: Check | undefined;
+  const marks: string[] = [];
+  const statuses = [...Array.from({ length: 21 }, (_, i) => (i % 2 ? 2 : 0)), ...Array(30).fill(0)];
+  statuses.forEach((status, i) => {
+    const before = prev?.state;
+    prev = mergeCheck(prev, { metadata: { name: 'c' }, status, executed: i, low_flap_threshold: 20, high_flap_threshold: 60 });
+    const x = eventExtras({ check: prev }, before);
+    if (x.is_flapping_start) marks.push(`start@${i}:${prev.total_state_change}`);
+    if (x.is_flapping_end) marks.push(`end@${i}:${prev.total_state_change}`);
+  });
+  assert.is(marks.length, 2, marks.join(' '));
+  assert.match(marks[0]!, /^start@20:99$/);
+  const end = /^end@(\d+):(\d+)$/.exec(marks[1]!);
+  assert.ok(end && Number(end[2]) <= 20, marks[1]);
+  assert.is(prev!.state, 'passing');
 });
 
 test('keepalive judgements: warning, then critical, then every warning timeout', () => {
