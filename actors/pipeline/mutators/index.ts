@@ -13,15 +13,17 @@ const MAX_PROGRAMS = 64;
  * (null or undefined mean the JSON event); a `pipe` mutator's stdout. Failures throw an Error
  * naming the mutator.
  */
-export async function mutate(ref: MutatorRef | undefined, event: Event, namespace: string, ctx: ExecContext): Promise<Buffer> {
-  if (!ref) return Buffer.from(JSON.stringify(event));
+export async function mutate(ref: MutatorRef | undefined, event: Event, namespace: string, ctx: ExecContext, eventJson?: string): Promise<Buffer> {
+  // `eventJson`: the event as it came off the queue, which saves serializing it again.
+  const json = () => eventJson ?? JSON.stringify(event);
+  if (!ref) return Buffer.from(json());
   if (ref.kind === 'builtin') {
     if (ref.name === 'only_check_output') return Buffer.from(event.check?.output ?? '');
-    return Buffer.from(JSON.stringify(event));
+    return Buffer.from(json());
   }
   const spec = ref.mutator;
   if (spec.type === 'javascript') return javascriptMutate(spec, event);
-  return pipeMutate(spec, JSON.stringify(event), namespace, ctx);
+  return pipeMutate(spec, json(), namespace, ctx);
 }
 
 interface Program { sandbox: JsSandbox; id: number }
