@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { coreApi, created, fresh } from '../harness/api.ts';
+import { coreApi, created, fresh, isError } from '../harness/api.ts';
 import { freePort, loud, sleep, startAgent, startBackend, tempDir, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 
 // The event pipeline end to end on one backend: stored events, keepalives, registration, TTL
@@ -49,7 +49,7 @@ const postEvent = async (entity: string, check: Record<string, unknown>, extra: 
 
 test.before(loud(async () => {
   root = tempDir('pipeline');
-  backend = await startBackend({ name: 'pipeline-1' });
+  backend = await startBackend({ name: 'pipeline-1', extraArgs: ['--max-silenced-expiry-time-allowed', '3600'] });
 }));
 
 test.after(async () => {
@@ -139,6 +139,10 @@ test('silencing marks events (storage goes on), not_silenced drops them, expire_
   const entity = fresh('quiet');
   created(await api('/namespaces/default/silenced', 'POST', { subscription: `entity:${entity}`, check: 'db', expire_on_resolve: true, reason: 'maintenance' }), 'silenced entry');
   const name = `entity:${entity}:db`;
+  // --max-silenced-expiry-time-allowed 3600: an entry without expire gets the cap, a longer one is refused.
+  const entry = await api(`/namespaces/default/silenced/${encodeURIComponent(name)}`);
+  assert.is(entry.body.expire, 3600);
+  isError(await api('/namespaces/default/silenced', 'POST', { subscription: `entity:${entity}`, check: 'other', expire: 7200 }), 400, 'expire above the cap');
   await postEvent(entity, { metadata: { name: 'db' }, status: 2, output: 'silenced-crit', handlers: ['h-quiet'] });
   await postEvent(entity, { metadata: { name: 'web' }, status: 2, output: 'loud-crit', handlers: ['h-quiet'] });
   const stored = await api(`/namespaces/default/events/${entity}/db`);
