@@ -47,10 +47,9 @@ export const subjects = {
    */
   roundRobin: (ns: string, sub: string) => `monitor.rr.${encodeToken(ns)}.${encodeToken(sub)}`,
   roundRobinQueue: 'monitor-rr',
-  /** Pipeline work queue: `<prefix>.jobs` holds `{event, handlers}` jobs for the pipeline workers. */
+  /** Pipeline work queue (stream over `<prefix>.>`). */
   pipelinePrefix: 'monitor.pipeline',
-  pipelineJobsTopic: 'jobs',
-  /** The subject of every pipeline job. */
+  /** The subject of every pipeline job (actors/pipeline/types.ts PipelineJob). */
   pipelineJobs: 'monitor.pipeline.jobs',
 };
 
