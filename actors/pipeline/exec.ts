@@ -1,19 +1,16 @@
-import { spawn } from 'node:child_process';
 import { delimiter } from 'node:path';
+import { runInGroup } from '../../proto/process-group.ts';
 import type { ExecContext } from './types.ts';
 
 // Runs the command of a pipe mutator or pipe handler on the backend (reference 3.9, 3.13): through
-// `/bin/sh -c`, in its own process group so a timeout or a stopping node kills everything the
-// command started, the payload on stdin, stdout kept apart from stderr (a mutator's stdout is its
-// payload and must not be polluted by diagnostics). The agent's check runner combines the streams,
-// hence a separate runner rather than an option on agent/checks/run-command.ts.
+// the shell in a process group of its own (proto/process-group.ts, shared with the agent's checks),
+// the payload on stdin, stdout kept apart from stderr (a mutator's stdout is its payload and must
+// not be polluted by diagnostics; the agent's check runner combines the two).
 
 /** Variables whose asset values are directories put in front of the inherited value. */
 export const PREPENDED_VARS = ['PATH', 'LD_LIBRARY_PATH', 'CPATH'] as const;
 /** stderr kept for the logs and error messages. */
 export const MAX_STDERR_BYTES = 64 * 1024;
-/** After the group is killed or the shell exited, how long to wait for the pipes to close (a child may have left the group). */
-const CLOSE_GRACE_MS = 1000;
 
 /** The fields of a Mutator or Handler resource that say how to run its command. */
 export interface CommandResource {
@@ -89,107 +86,50 @@ export async function execCommand(res: CommandResource, stdin: Buffer | string, 
   return run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
 }
 
-function run(command: string, stdin: Buffer | string, env: Record<string, string>, timeoutSeconds: number, signal: AbortSignal | undefined, opts: ExecOptions): Promise<ExecResult> {
+async function run(command: string, stdin: Buffer | string, env: Record<string, string>, timeoutSeconds: number, signal: AbortSignal | undefined, opts: ExecOptions): Promise<ExecResult> {
   const started = Date.now();
-  return new Promise((resolve) => {
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    const err: Buffer[] = [];
-    let errBytes = 0;
-    let overflow = false;
-    let timedOut = false;
-    let cancelled = false;
-    let done = false;
-    let timer: NodeJS.Timeout | undefined;
-    let grace: NodeJS.Timeout | undefined;
-    let child: ReturnType<typeof spawn> | undefined;
-
-    const finish = (status: number, error?: string) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      clearTimeout(grace);
-      signal?.removeEventListener('abort', onAbort);
-      // A background child may still hold the pipes: our ends are closed so no descriptor leaks.
-      for (const s of [child?.stdin, child?.stdout, child?.stderr]) s?.destroy();
-      resolve({
-        status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut, cancelled, overflow,
-        duration: Date.now() - started, ...(error ? { error } : {}),
-      });
-    };
-
-    if (signal?.aborted) {
-      cancelled = true;
-      finish(3, 'cancelled: the node is stopping');
-      return;
-    }
-    try {
-      child = spawn('/bin/sh', ['-c', command], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    } catch (e) {
-      finish(3, `cannot run the command: ${(e as Error).message}`);
-      return;
-    }
-    const pid = child.pid;
-    const killGroup = () => {
-      try { if (pid) process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
-    };
-    const killAndSettle = (status: number, error: string) => {
-      killGroup();
-      clearTimeout(grace);
-      grace = setTimeout(() => finish(status, error), CLOSE_GRACE_MS);
-    };
-
-    child.stdout!.on('data', (b: Buffer) => {
+  const out: Buffer[] = [];
+  let outBytes = 0;
+  const err: Buffer[] = [];
+  let errBytes = 0;
+  let overflow = false;
+  const result = (status: number, extra: Partial<ExecResult> = {}): ExecResult => ({
+    status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut: false, cancelled: false, overflow,
+    duration: Date.now() - started, ...extra,
+  });
+  if (signal?.aborted) return result(3, { cancelled: true, error: 'cancelled: the node is stopping' });
+  const group = runInGroup({
+    command, env, stdin, timeout: timeoutSeconds, signal,
+    onStdout: (b) => {
       if (overflow) return;
       const room = opts.maxStdout - outBytes;
       if (b.length > room) {
         overflow = true;
         if (room > 0) out.push(b.subarray(0, room));
         outBytes = opts.maxStdout;
-        if (opts.killOnOverflow) killAndSettle(3, `output larger than ${opts.maxStdout} bytes`);
+        if (opts.killOnOverflow) group.kill(`output larger than ${opts.maxStdout} bytes`);
         return;
       }
       out.push(b);
       outBytes += b.length;
-    });
-    child.stderr!.on('data', (b: Buffer) => {
+    },
+    onStderr: (b) => {
       if (errBytes >= MAX_STDERR_BYTES) return;
       const part = b.subarray(0, MAX_STDERR_BYTES - errBytes);
       err.push(part);
       errBytes += part.length;
-    });
-    child.on('error', (e) => finish(3, `cannot run the command: ${e.message}`));
-    // A command need not read its stdin: the EPIPE (or ECONNRESET) of the write is expected.
-    child.stdin!.on('error', () => {});
-    child.stdin!.end(stdin);
-
-    if (timeoutSeconds > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        killAndSettle(2, `timed out after ${timeoutSeconds} s`);
-      }, timeoutSeconds * 1000);
-    }
-    function onAbort() {
-      cancelled = true;
-      killAndSettle(3, 'cancelled: the node is stopping');
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-
-    const settle = (code: number | null, sig: NodeJS.Signals | null) => {
-      if (timedOut) return finish(2, `timed out after ${timeoutSeconds} s`);
-      if (cancelled) return finish(3, 'cancelled: the node is stopping');
-      if (overflow && opts.killOnOverflow) return finish(3, `output larger than ${opts.maxStdout} bytes`);
-      if (code !== null) return finish(code);
-      finish(3, `killed by signal ${sig ?? 'unknown'}`);
-    };
-    child.on('close', settle);
-    // A background child holding the pipes open must not hold the result (and the job) forever.
-    child.on('exit', (code, sig) => {
-      if (timedOut || cancelled || done) return;
-      clearTimeout(grace);
-      grace = setTimeout(() => settle(code, sig), CLOSE_GRACE_MS);
-    });
+    },
   });
+  const end = await group.end;
+  // A background child may still hold the pipes: our ends are closed so no descriptor leaks.
+  for (const s of [group.child?.stdin, group.child?.stdout, group.child?.stderr]) s?.destroy();
+  switch (end.kind) {
+    case 'timeout': return result(2, { timedOut: true, error: `timed out after ${timeoutSeconds} s` });
+    case 'cancelled': return result(3, { cancelled: true, error: 'cancelled: the node is stopping' });
+    case 'killed': return result(3, { error: end.reason });
+    case 'error': return result(3, { error: `cannot run the command: ${end.message}` });
+    case 'exit': return end.code !== null ? result(end.code) : result(3, { error: `killed by signal ${end.signal ?? 'unknown'}` });
+  }
 }
 
 /** The first part of a command's stderr, on one line, for error messages. */
