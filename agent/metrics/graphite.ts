@@ -41,12 +41,8 @@ export function parseGraphite(output: string, executed: number, tags: MetricTag[
     }
     let own: MetricTag[] | undefined;
     if (semi >= 0) {
-      const parsed = nameValueTags(path.slice(semi + 1).split(';'));
-      if (typeof parsed === 'string') {
-        errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(parsed)} (want name=value)`, line);
-        return;
-      }
-      own = parsed;
+      own = nameValueTags(path.slice(semi + 1).split(';'), errors, FORMAT, lineNo, line);
+      if (!own) return;
     }
     points.push(point(name, value, timestamp, own, tags));
   });

@@ -34,12 +34,8 @@ export function parseOpenTSDB(output: string, executed: number, tags: MetricTag[
     }
     let own: MetricTag[] | undefined;
     if (f.length > at + 3) {
-      const parsed = nameValueTags(f.slice(at + 3));
-      if (typeof parsed === 'string') {
-        errors.add(FORMAT, lineNo, `bad tag ${JSON.stringify(parsed)} (want name=value)`, line);
-        return;
-      }
-      own = parsed;
+      own = nameValueTags(f.slice(at + 3), errors, FORMAT, lineNo, line);
+      if (!own) return;
     }
     points.push(point(name, value, timestamp, own, tags));
   });

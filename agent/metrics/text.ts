@@ -118,12 +118,18 @@ export function parseLines(format: string, output: string, parse: (line: string)
   return errors.done();
 }
 
-/** `name=value` pairs as tags; the first malformed pair (no name or no value) as a string instead. */
-export function nameValueTags(pairs: Iterable<string>): MetricTag[] | string {
+/**
+ * A line's own `name=value` tags (graphite, opentsdb). Undefined, with the error recorded against
+ * the line, when a pair has no name or no value.
+ */
+export function nameValueTags(pairs: Iterable<string>, errors: Errors, format: string, lineNo: number, line: string): MetricTag[] | undefined {
   const tags: MetricTag[] = [];
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0 || eq === pair.length - 1) return pair;
+    if (eq <= 0 || eq === pair.length - 1) {
+      errors.add(format, lineNo, `bad tag ${JSON.stringify(pair)} (want name=value)`, line);
+      return undefined;
+    }
     tags.push({ name: pair.slice(0, eq), value: pair.slice(eq + 1) });
   }
   return tags;
