@@ -15,10 +15,9 @@ import { createServer } from 'node:net';
 import { connect } from 'nats';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { adminAuth, startBackend, tempDir, waitFor, type Backend } from '../test/harness/index.ts';
-import { SHARD_COUNT } from '../proto/names.ts';
+import { adminAuth, tempDir, waitFor, type Backend } from '../test/harness/index.ts';
 import { fix, int, ms, note } from './lib/format.ts';
-import { Cleanup, startInfra } from './lib/infra.ts';
+import { Cleanup, startInfraAndBackend } from './lib/infra.ts';
 import { ConnPool } from './lib/http1.ts';
 import { instrumentation, profileLines, startProfile } from './lib/backend-ctl.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -106,13 +105,8 @@ export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
   const cleanup = new Cleanup();
   try {
     note('pipeline: starting etcd, nats-server and the backend');
-    const infra = await startInfra();
-    cleanup.add('etcd', () => infra.etcd.stop());
-    cleanup.add('nats', () => infra.nats.stop());
     const ctl = instrumentation();
-    const backend = await startBackend({ name: 'bench-pipeline', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000, env: ctl.env });
-    cleanup.add('backend', () => backend.stop(20_000));
-    await waitFor(async () => (await backend.health()).body?.shards?.owned === SHARD_COUNT, { timeoutMs: 60_000, what: 'the backend to own every shard' });
+    const { infra, backend } = await startInfraAndBackend('bench-pipeline', cleanup, ctl.env);
 
     const seen = new Map<string, number>();
     const tokenOf = (json: string) => { const m = /"output":"([^"]+)"/.exec(json); return m?.[1]; };

@@ -7,10 +7,9 @@
  * Reports p50/p99/max lateness of the first expiry of every switch (goal p99 < 50 ms) and checks that
  * each switch fired exactly once in its first ttl.
  */
-import { startBackend, waitFor } from '../test/harness/index.ts';
-import { SHARD_COUNT } from '../proto/names.ts';
+import { waitFor } from '../test/harness/index.ts';
 import { int, ms, note } from './lib/format.ts';
-import { Cleanup, startInfra } from './lib/infra.ts';
+import { Cleanup, startInfraAndBackend } from './lib/infra.ts';
 import type { BenchResult } from './lib/result.ts';
 import { percentile } from './lib/stats.ts';
 
@@ -31,12 +30,7 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
   const cleanup = new Cleanup();
   try {
     note('ttl: starting etcd, nats-server and the backend');
-    const infra = await startInfra();
-    cleanup.add('etcd', () => infra.etcd.stop());
-    cleanup.add('nats', () => infra.nats.stop());
-    const backend = await startBackend({ name: 'bench-ttl', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000 });
-    cleanup.add('backend', () => backend.stop(20_000));
-    await waitFor(async () => (await backend.health()).body?.shards?.owned === SHARD_COUNT, { timeoutMs: 60_000, what: 'the backend to own every shard' });
+    const { infra, backend } = await startInfraAndBackend('bench-ttl', cleanup);
 
     const prefix = `ttl${Date.now().toString(36)}`;
     const names = Array.from({ length: cfg.switches }, (_, i) => `${prefix}-${i}`);

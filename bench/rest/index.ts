@@ -17,13 +17,12 @@
  * Before 1, every entity/check pair is posted once (creates the proxy entities and the 10,000
  * events); the measured windows then update existing events.
  */
-import { ADMIN, startBackend, waitFor } from '../../test/harness/index.ts';
-import { SHARD_COUNT } from '../../proto/names.ts';
+import { ADMIN } from '../../test/harness/index.ts';
 import { heapSnapshot, instrumentation, memoryAfterGc, profileLines, type LoopReport } from '../lib/backend-ctl.ts';
 import { summarizeHeap } from '../lib/heapsnapshot.ts';
 import { fix, int, mb, ms, note, pct, secs, table } from '../lib/format.ts';
 import { connect } from '../lib/http1.ts';
-import { Cleanup, sleep, startInfra } from '../lib/infra.ts';
+import { Cleanup, sleep, startInfraAndBackend } from '../lib/infra.ts';
 import type { BenchResult } from '../lib/result.ts';
 import { median } from '../lib/stats.ts';
 import { bearerToken, walkEvents } from './api.ts';
@@ -45,13 +44,8 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
   const summary: string[] = [];
   try {
     note('rest: starting etcd, nats-server and the backend');
-    const infra = await startInfra();
-    cleanup.add('etcd', () => infra.etcd.stop());
-    cleanup.add('nats', () => infra.nats.stop());
     const ctl = instrumentation();
-    const backend = await startBackend({ name: 'bench-rest', etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000, env: ctl.env });
-    cleanup.add('backend', () => backend.stop(20_000));
-    await waitFor(async () => (await backend.health()).body?.shards?.owned === SHARD_COUNT, { timeoutMs: 60_000, what: 'the backend to own every shard' });
+    const { infra, backend } = await startInfraAndBackend('bench-rest', cleanup, ctl.env);
     const ctx: Ctx = { cfg, infra, backend, ctl, pids: { backend: backend.proc.pid, nats: infra.nats.proc.pid, etcd: infra.etcd.proc.pid, client: process.pid } };
     const key = `Key ${ADMIN.apiKey}`;
     const w = new Workload(cfg.entities, cfg.checks, `t${Date.now().toString(36)}`);
