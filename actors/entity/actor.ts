@@ -6,7 +6,7 @@ import type { Check, Event } from '../../proto/schemas/event.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
 import { mergeCheck } from './check-state.ts';
 import {
-  KEEPALIVE_CHECK, KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEvent, nextJudgement,
+  KEEPALIVE_CHECK, KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEventFields, nextJudgement,
   okOutput, silenceStatus, silentOutput,
 } from './keepalive.ts';
 import {
@@ -135,7 +135,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const previous = await t.read<Event>(buckets.events, key);
     if (previous?.id !== id) {
       const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
-      const { entity: _e, check: _c, ...rest } = keepaliveEvent(entity, merged, id, nowSec, event.sequence);
+      const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
       record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
     }
     // A new owner after a takeover waits one interval before judging, so a failover never turns a
@@ -171,7 +171,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (previous?.id !== id) {
       const nowSec = sec(t.now);
       const merged = mergeCheck(previous?.check, keepaliveCheck(ka, ns, status, silentOutput(name, sec(silentMs), timeout), nowSec, opts.node));
-      const { entity: _e, check: _c, ...rest } = keepaliveEvent(st.entity, merged, id, nowSec);
+      const rest = keepaliveEventFields(st.entity.metadata.namespace, id, nowSec);
       record(t, { key, id, source: 'keepalive', entity: st.entity, check: merged, previous, rest });
       t.log.warn('keepalive silence', { namespace: ns, entity: name, status, silent_s: sec(silentMs) });
     }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check, Event } from '../../proto/schemas/event.ts';
 import { goTimeString } from './gotime.ts';
 import type { KeepaliveState } from './messages.ts';
@@ -49,13 +48,7 @@ export function keepaliveCheck(ka: KeepaliveState, namespace: string, status: nu
   };
 }
 
-export function keepaliveEvent(entity: Entity, check: Check, id: string, timestampSec: number, sequence?: number): Event {
-  return {
-    timestamp: timestampSec,
-    id,
-    sequence,
-    entity,
-    check,
-    metadata: { namespace: entity.metadata.namespace },
-  };
+/** The fields of a keepalive event besides its entity and check (the actor stores those itself). */
+export function keepaliveEventFields(namespace: string | undefined, id: string, timestampSec: number, sequence?: number): Omit<Event, 'entity' | 'check'> {
+  return { timestamp: timestampSec, id, sequence, metadata: { namespace } };
 }
