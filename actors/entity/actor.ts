@@ -4,7 +4,7 @@ import { mergePatch } from '../../proto/merge-patch.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check, Event } from '../../proto/schemas/event.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
-import { mergeCheck } from './check-state.ts';
+import { isResolution, mergeCheck } from './check-state.ts';
 import {
   KEEPALIVE_CHECK, KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEventFields, nextJudgement,
   okOutput, silenceStatus, silentOutput,
@@ -102,8 +102,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       const jobEvent = metrics === undefined ? eventJson : `${eventJson.slice(0, -1)},"metrics":${JSON.stringify(metrics)}}`;
       queueJob(t, p.id, p.source, jobEvent, p.previous?.check?.state);
     }
-    const resolved = (p.previous?.check?.status ?? 0) !== 0 && (check.status ?? 0) === 0;
-    if (resolved && onResolve.length > 0 && opts.unsilence) {
+    if (onResolve.length > 0 && opts.unsilence && isResolution(check)) {
       const names = onResolve;
       t.afterCommit(() => opts.unsilence!(ns, names));
     }

@@ -28,6 +28,13 @@ export function isFlapping(score: number, wasFlapping: boolean, low?: number, hi
   return wasFlapping ? score > low : score >= high;
 }
 
+/** A result of 0 right after a non-zero one (reference 3.1), read from the merged history. */
+export function isResolution(check: Check | undefined): boolean {
+  const history = check?.history ?? [];
+  const previous = history.length >= 2 ? history[history.length - 2]!.status : 0;
+  return !!check && (check.status ?? 0) === 0 && previous !== 0;
+}
+
 /** Returns `current` with history, occurrences, watermark, score, state and last_ok filled in. */
 export function mergeCheck(previous: Check | undefined, current: Check): Check {
   const status = current.status ?? 0;

@@ -1,6 +1,7 @@
 import { redactEventEntity } from '../../proto/redact.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventExtras } from './types.ts';
+import { isResolution } from '../entity/check-state.ts';
 
 /**
  * The extras filters see (reference 3.1), plus flapping start and end, which the reference never
@@ -10,14 +11,12 @@ import type { EventExtras } from './types.ts';
 export function eventExtras(event: Event, previousState?: string): EventExtras {
   const check = event.check;
   const status = check?.status ?? 0;
-  const history = check?.history ?? [];
-  const previous = history.length >= 2 ? history[history.length - 2]!.status : 0;
   const state = check?.state;
   return {
     has_check: !!check,
     has_metrics: !!event.metrics,
     is_incident: !!check && status !== 0,
-    is_resolution: !!check && status === 0 && previous !== 0,
+    is_resolution: isResolution(check),
     is_silenced: !!check?.is_silenced,
     is_flapping_start: !!check && state === 'flapping' && previousState !== 'flapping',
     is_flapping_end: !!check && previousState === 'flapping' && state !== 'flapping',
