@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { Ack, CONTENT_JSON, CONTENT_PROTOBUF, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType, type PayloadCodec } from '../proto/frames.ts';
 import { codecForContentType } from '../proto/wire/codec.ts';
 import type { Logger } from '../proto/log.ts';
+import { AGENT_CAPABILITIES, handshakeHeaders } from '../proto/schemas/handshake.ts';
 import { Backoff } from './backoff.ts';
 import { trustFailure } from '../proto/tls.ts';
 import type { AgentTls } from './tls.ts';
@@ -139,6 +140,9 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       'Monitor-AgentName': o.agentName,
       'Monitor-Subscriptions': o.subscriptions.join(','),
       Accept: o.protobuf ? CONTENT_PROTOBUF : CONTENT_JSON,
+      // The relay keeps and resends events refused with a retryable code; without this header the
+      // backend must not send such refusals, since an older agent drops every refused event.
+      [handshakeHeaders.capabilities]: [AGENT_CAPABILITIES.ackRetry].join(','),
     };
     if (!mtls) {
       h['Monitor-User'] = o.user;

@@ -69,6 +69,13 @@ export const Ack = v.object({
 export type Ack = v.InferOutput<typeof Ack>;
 
 /**
+ * Refusals that are not final: the backend could not make the event durable this time (a NATS or
+ * etcd node down, the actor moving). An agent announcing the `ack-retry` capability keeps such an
+ * event and resends it with backoff; every other `ok: false` is a refusal for good.
+ */
+export const RETRYABLE_ACK_CODES: readonly string[] = ['unavailable'];
+
+/**
  * Close reason of an agent stopping with `deregister` set (close code 1000): the backend then
  * deregisters its entity at once instead of waiting for the keepalive timeout.
  */

@@ -28,6 +28,8 @@ export interface OutboxStats {
   sent: number;
   acked: number;
   rejected: number;
+  /** Events the backend could not store for now and that were sent again after a backoff. */
+  retried: number;
   refused: number;
 }
 
@@ -59,7 +61,7 @@ export class Outbox {
     const s = this.store.stats;
     return {
       queued: s.queued, bytes: s.bytes, max_bytes: s.maxBytes, in_flight: this.relay.unacknowledged,
-      sent: this.relay.sent, acked: this.relay.acked, rejected: this.relay.rejected, refused: s.refused,
+      sent: this.relay.sent, acked: this.relay.acked, rejected: this.relay.rejected, retried: this.relay.retried, refused: s.refused,
     };
   }
 

@@ -1,4 +1,6 @@
+import { RETRYABLE_ACK_CODES } from '../../proto/frames.ts';
 import type { Logger } from '../../proto/log.ts';
+import { Backoff, type BackoffOptions } from '../backoff.ts';
 
 /** A queued event as the relay sees it: its place in the queue and its id (what acks name). */
 export interface Entry { seq: number; id: string }
@@ -15,6 +17,9 @@ export interface EventQueue {
 // `burst`) and at most `window` unacknowledged at a time, so a slow backend slows the agent down
 // instead of the agent piling frames onto its socket. Whatever is unacknowledged when the connection
 // drops is sent again, in order, after the next connect; the backend ignores repeats by event id.
+// An ack refused with a retryable code (RETRYABLE_ACK_CODES: the backend could not make the event
+// durable this time, say a NATS node died mid-write) puts the event back in the line and pauses all
+// sending for a growing, jittered backoff, so agents do not hammer a cluster that is failing over.
 
 /** What the relay needs from the connection; false from `send` means "not connected". */
 export interface Transport {
@@ -29,40 +34,72 @@ export interface RelayOptions {
   window?: number;
   /** An event unacknowledged this long is sent again (the backend may have failed to store it); default 30 s. */
   ackTimeoutMs?: number;
+  /** Pauses after retryable refusals, in milliseconds; default RETRY_BACKOFF_MS. */
+  retryBackoff?: Partial<BackoffOptions>;
   log: Logger;
 }
 
+/**
+ * 250 ms catches a blip (an actor moving) almost at once; doubling reaches the 10 s cap in about
+ * six rounds, which outlasts a JetStream leader election, and the cap stays well under the 30 s ack
+ * timeout so a retryable refusal never recovers slower than silence would. Jitter (up to 100%)
+ * spreads the agents a failover refused all at once.
+ */
+export const RETRY_BACKOFF_MS: BackoffOptions = { min: 250, max: 10_000, multiplier: 2 };
+
 export interface AckInfo { id: string; ok: boolean; code?: string; message?: string }
 
-interface InFlight { entry: Entry; sentAt: number }
+/** `pause`: how many pauses had begun when the event was sent (see `retryLater`). */
+interface InFlight { entry: Entry; sentAt: number; pause: number }
+
+/** A run of retryable refusals, from the first one to the next accepted event: logged once. */
+interface Episode { since: number; retried: number }
+
+const isRetryable = (code: string | undefined) => code !== undefined && RETRYABLE_ACK_CODES.includes(code);
 
 export class Relay {
   /** Entries waiting to be sent, in order; `head` avoids shifting a long array. */
   private queue: Entry[] = [];
   private head = 0;
+  /**
+   * Entries put back (refused as retryable, or unacknowledged at a disconnect or for too long), by
+   * seq. They were all in flight, so there are about a window of them at most: inserting here stays
+   * cheap however long the on-disk backlog in `queue` is. `pump` sends whichever line is older first.
+   */
+  private returned: Entry[] = [];
   private readonly inFlight = new Map<string, InFlight>();
   private tokens: number;
   private lastRefill = Date.now();
   private timer: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
+  /** Set while sending is paused after a retryable refusal. */
+  private pauseTimer: NodeJS.Timeout | undefined;
+  private pauses = 0;
+  private episode: Episode | undefined;
+  private readonly retryBackoff: Backoff;
   private readonly window: number;
   private readonly ackTimeoutMs: number;
   private stopped = false;
   sent = 0;
   acked = 0;
   rejected = 0;
+  /** Retryable refusals: each one put an event back in the line. */
+  retried = 0;
 
   constructor(private readonly store: EventQueue, private readonly transport: Transport, private readonly opts: RelayOptions) {
     this.window = opts.window ?? 100;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 30_000;
     this.tokens = opts.burst;
+    this.retryBackoff = new Backoff({ ...RETRY_BACKOFF_MS, ...opts.retryBackoff });
     this.queue = store.entries();
     this.sweeper = setInterval(() => this.resendStale(), Math.max(100, Math.min(5000, this.ackTimeoutMs / 2)));
     this.sweeper.unref();
   }
 
-  get waiting(): number { return this.queue.length - this.head; }
+  get waiting(): number { return this.queue.length - this.head + this.returned.length; }
   get unacknowledged(): number { return this.inFlight.size; }
+  /** True while sending waits out a backoff after a retryable refusal. */
+  get paused(): boolean { return this.pauseTimer !== undefined; }
 
   /** A freshly stored entry joins the end of the line. */
   push(entry: Entry): void {
@@ -73,8 +110,12 @@ export class Relay {
   ack(a: AckInfo): void {
     const f = this.inFlight.get(a.id);
     if (!f) return; // an ack for an event resent meanwhile or acknowledged already
+    if (!a.ok && isRetryable(a.code)) {
+      this.retryLater(f, a);
+      return;
+    }
     this.inFlight.delete(a.id);
-    if (a.ok) this.acked++;
+    if (a.ok) this.accepted();
     else {
       this.rejected++;
       this.opts.log.warn('backend refused an event for good; dropping it', { id: a.id, code: a.code, message: a.message });
@@ -95,15 +136,71 @@ export class Relay {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.pauseTimer);
+    this.timer = this.pauseTimer = undefined;
     clearInterval(this.sweeper);
   }
 
+  /** The backend stored an event: it is healthy enough that the next refusal starts from the shortest pause. */
+  private accepted(): void {
+    this.acked++;
+    this.retryBackoff.reset();
+    if (!this.episode) return;
+    this.opts.log.info('backend stores events again', { retried: this.episode.retried, seconds: (Date.now() - this.episode.since) / 1000 });
+    this.episode = undefined;
+  }
+
+  /** A retryable refusal: the event stays queued (no store.ack) and goes back in the line, in order. */
+  private retryLater(f: InFlight, a: AckInfo): void {
+    this.retried++;
+    this.requeue([f]);
+    this.startEpisode(a);
+    this.episode!.retried++;
+    // Only a refusal of an event sent since the last pause began says the backend is still failing;
+    // the other refusals of a burst answer sends the current pause already accounts for, and letting
+    // each of them pause again would run the backoff up to its cap after a single failed round.
+    if (f.pause === this.pauses) this.pause();
+    this.pump();
+  }
+
+  private startEpisode(a: AckInfo): void {
+    if (this.episode) return;
+    this.episode = { since: Date.now(), retried: 0 };
+    // One line per episode: a failover can refuse hundreds of events, and the first says it all.
+    this.opts.log.warn('backend could not store events for now; resending them after a backoff', { id: a.id, code: a.code, message: a.message });
+  }
+
+  private pause(): void {
+    const delayMs = Math.round(this.retryBackoff.next());
+    this.pauses++;
+    clearTimeout(this.pauseTimer);
+    this.pauseTimer = setTimeout(() => { this.pauseTimer = undefined; this.pump(); }, delayMs);
+    this.opts.log.debug('pausing event sends after a retryable refusal', { retry_in_ms: delayMs });
+  }
+
+  /**
+   * Puts entries back in the line by seq: a refused event comes back after an older one refused
+   * earlier, not before it, and before every later event.
+   */
   private requeue(items: InFlight[]): void {
-    if (items.length === 0) return;
-    for (const f of items) this.inFlight.delete(f.entry.id);
-    const back = items.map((f) => f.entry).sort((a, b) => a.seq - b.seq);
-    this.queue = back.concat(this.queue.slice(this.head));
-    this.head = 0;
+    for (const f of items) {
+      this.inFlight.delete(f.entry.id);
+      const at = this.returned.findIndex((e) => e.seq > f.entry.seq);
+      this.returned.splice(at === -1 ? this.returned.length : at, 0, f.entry);
+    }
+  }
+
+  /** The oldest waiting entry, from either line. */
+  private next(): Entry | undefined {
+    const back = this.returned[0];
+    const fresh = this.queue[this.head];
+    return back && (!fresh || back.seq < fresh.seq) ? back : fresh;
+  }
+
+  /** Takes `entry`, which `next()` just answered, off its line. */
+  private take(entry: Entry): void {
+    if (entry === this.returned[0]) this.returned.shift();
+    else this.head++;
   }
 
   private resendStale(): void {
@@ -122,9 +219,10 @@ export class Relay {
   }
 
   private pump(): void {
-    if (this.stopped || this.timer) return;
-    while (this.head < this.queue.length && this.inFlight.size < this.window && this.transport.connected) {
-      const entry = this.queue[this.head]!;
+    if (this.stopped || this.timer || this.pauseTimer) return;
+    while (this.inFlight.size < this.window && this.transport.connected) {
+      const entry = this.next();
+      if (!entry) break;
       // Two queued events with one id: the second waits, so one ack never settles both.
       if (this.inFlight.has(entry.id)) return;
       this.refill();
@@ -139,15 +237,15 @@ export class Relay {
       } catch (err) {
         // An unreadable record cannot become readable later; keeping it would block the queue forever.
         this.opts.log.error('dropping an event that cannot be read back from the queue', { id: entry.id, error: (err as Error).message });
-        this.head++;
+        this.take(entry);
         this.store.ack(entry);
         continue;
       }
       if (!this.transport.send(event)) return;
       this.tokens -= 1;
-      this.head++;
+      this.take(entry);
       this.sent++;
-      this.inFlight.set(entry.id, { entry, sentAt: Date.now() });
+      this.inFlight.set(entry.id, { entry, sentAt: Date.now(), pause: this.pauses });
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);

@@ -40,6 +40,7 @@ export async function authenticateAgent(req: IncomingMessage, config: ConfigStor
     agentName: header(req, handshakeHeaders.agentName),
     user: header(req, handshakeHeaders.user),
     subscriptions: header(req, handshakeHeaders.subscriptions),
+    capabilities: header(req, handshakeHeaders.capabilities),
   });
   if (!parsed.success) throw new HandshakeError(400, `bad handshake: ${describeIssues(parsed.issues)}`);
 

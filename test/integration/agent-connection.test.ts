@@ -137,6 +137,7 @@ test('handshake headers, Basic auth, and a keepalive at once then every interval
   assert.is(h['monitor-user'], 'agent-u');
   assert.is(h['monitor-subscriptions'], 'linux,web');
   assert.is(h.accept, 'application/json');
+  assert.is(h['monitor-capabilities'], 'ack-retry', 'the agent announces that it resends events refused as retryable');
   assert.is(h.authorization, 'Basic ' + Buffer.from('agent-u:p:w d').toString('base64'));
   const first = await until('first keepalive', () => p.keepalives(0)[0], 1000);
   const ka = v.parse(KeepaliveEvent, first.value);
