@@ -23,6 +23,9 @@ import type { JobSource } from '../pipeline/types.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
+/** An event's id when its sender gave none: the same on every retry of the message that brought it. */
+const newEventId = (t: Turn<unknown>) => (t.messageId === undefined ? randomUUID() : derivedEventId(t.messageId, 'event'));
+
 /**
  * The entity as the backend stores it: identity from the actor's own id (never from a payload), its
  * own `entity:<name>` subscription, the class the caller decides.
@@ -121,7 +124,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       handlers: entity.keepalive_handlers?.length ? entity.keepalive_handlers : ['keepalive'],
     };
     t.state = withCheck({ ...t.state, entity, keepalive: ka }, KEEPALIVE_CHECK);
-    const id = event.id ?? randomUUID();
+    const id = event.id ?? newEventId(t);
     if (registered) {
       t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
       // Not stored and not in the API: handled (when a `registration` handler exists) and logged.
@@ -131,12 +134,11 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     }
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
+    // A resent keepalive is recognised by its message id (the runtime), not by its event id.
     const previous = await t.read<Event>(buckets.events, key);
-    if (previous?.id !== id) {
-      const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
-      const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
-      record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
-    }
+    const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
+    const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
+    record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
     // A new owner after a takeover waits one interval before judging, so a failover never turns a
     // healthy agent into an alert.
     t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
@@ -200,9 +202,9 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (!t.state) t.state = { entity, checks: [check.metadata.name] };
     else t.state = withCheck(t.state, check.metadata.name);
     const key = eventKey(origin.namespace, origin.name, check.metadata.name);
+    // A resent event is recognised by its message id (the runtime answers it as the first time); an
+    // event that reuses a stored event's id with new content (resolved by hand) is a new result.
     const previous = await t.read<Event>(buckets.events, key);
-    // Already stored, and so already queued: the job went out before the event was written.
-    if (event.id && previous?.id === event.id) return { stored: false };
     stats.events++;
     const merged = mergeCheck(previous?.check, {
       ...check,
@@ -211,7 +213,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       processed_by: check.processed_by ?? opts.node,
     });
     const { entity: _given, check: _check, ...rest } = event;
-    const id = event.id ?? randomUUID();
+    const id = event.id ?? newEventId(t);
     record(t, {
       key, id, source: 'check', entity, check: merged, previous,
       rest: { ...rest, timestamp: event.timestamp ?? nowSec, metadata: { ...event.metadata, namespace: origin.namespace } },

@@ -16,7 +16,13 @@ export function jobJson(id: string, source: JobSource, eventJson: string, previo
   return `{"id":${JSON.stringify(id)},"source":"${source}"${prev},"event":${eventJson}}`;
 }
 
-export function queueJob(t: Turn<unknown>, id: string, source: JobSource, eventJson: string, previousState?: string): void {
+/**
+ * Queues the job of an event. The job's id is the stream's dedupe key: made from the message being
+ * applied (the same on its every retry) and the event, so a retried message queues its job once,
+ * while a new message about an event with the same id (a user resolving it by hand) gets its own.
+ */
+export function queueJob(t: Turn<unknown>, eventId: string, source: JobSource, eventJson: string, previousState?: string): void {
+  const id = t.messageId === undefined || t.messageId === eventId ? eventId : `${t.messageId}.${eventId}`;
   t.enqueue(subjects.pipelineJobs, jobJson(id, source, eventJson, previousState), id);
 }
 

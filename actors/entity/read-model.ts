@@ -1,5 +1,6 @@
 import { decodeToken } from '../../proto/names.ts';
 import type { KvStore } from '../runtime/nats.ts';
+import { recordHasNoState } from '../runtime/cell.ts';
 
 /**
  * One listed resource. Made from the stored text on every change, but its JSON is worked out only
@@ -161,7 +162,7 @@ function entityItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
   if (!key) return undefined;
   const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
   // A record without state (the actor keeps only timers) is no entity.
-  if (raw.includes('"state":null')) return undefined;
+  if (recordHasNoState(raw)) return undefined;
   return new ReadItem(key, raw, entityOfRecord);
 }
 

@@ -53,8 +53,10 @@ export class ActorClient {
         const reply = await this.nats.request(subject, data, { timeoutMs: Math.max(1, Math.min(attemptTimeout, deadline - Date.now())), headers });
         return decodeReply(reply.data) as T;
       } catch (err) {
-        if (err instanceof ActorError) throw err;
-        const retriable = err instanceof NoRespondersError || err instanceof RequestTimeoutError || err instanceof Fenced;
+        // `unavailable`: the owner could not make the turn durable (a store down, the actor moving).
+        // Sending again with the same id is safe: the message is applied once.
+        if (err instanceof ActorError && err.code !== 'unavailable') throw err;
+        const retriable = err instanceof NoRespondersError || err instanceof RequestTimeoutError || err instanceof Fenced || err instanceof ActorError;
         // A failing local turn reads as the owner's "internal" reply would over the network.
         if (!retriable) throw here ? new ActorError('internal', (err as Error).message) : err;
         const backoff = Math.random() * Math.min(1000, 50 * 2 ** attempt);

@@ -1,8 +1,12 @@
+import { normalizeApplied, type Applied } from './applied.ts';
 import { Mailbox } from './mailbox.ts';
-import type { ActorBehavior, ActorRecord, TimerSpec } from './types.ts';
+import type { ActorBehavior, ActorRecord, Intent, IntentWrite, TimerSpec } from './types.ts';
 
-/** A record this actor owns in another bucket, cached as text with the revision its next write expects. */
-export interface SideRecord { json: string | undefined; revision: number }
+/**
+ * A record this actor owns in another bucket, cached as text with the revision its next write
+ * expects and the messages that wrote it last (see applied.ts).
+ */
+export interface SideRecord { json: string | undefined; revision: number; applied: Applied[] }
 
 /**
  * One live actor on its owner: the mailbox, the committed record and its revision, and the side
@@ -14,7 +18,7 @@ export class Cell {
   state: unknown = undefined;
   stateJson = 'null';
   timers: Record<string, TimerSpec> = {};
-  seen: string[] = [];
+  seen: Applied[] = [];
   revision = 0;
   loaded = false;
   readonly side = new Map<string, SideRecord>();
@@ -39,15 +43,44 @@ export class Cell {
 export const sideKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
 export const splitSideKey = (k: string): [string, string] => { const i = k.indexOf('\u0000'); return [k.slice(0, i), k.slice(i + 1)]; };
 
-/** Builds the stored record around the already serialized state, instead of serializing it again. */
-export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: string[]): Buffer {
-  return Buffer.from(`{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${JSON.stringify(seen)}}`);
+/**
+ * Builds the stored record around the already serialized state (and the intent's already
+ * serialized values) instead of serializing them again. `state` directly follows `id`: the read
+ * model tells a record without state by that prefix.
+ */
+export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: { writes: Array<{ bucket: string; key: string; prev: number; ids: string[]; json: string | undefined }> }): Buffer {
+  let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${JSON.stringify(seen)}`;
+  if (intent && intent.writes.length > 0) {
+    const writes = intent.writes.map((w) => {
+      const head = `[${JSON.stringify(w.bucket)},${JSON.stringify(w.key)},${w.prev},${JSON.stringify(w.ids)}`;
+      return w.json === undefined ? `${head}]` : `${head},${w.json}]`;
+    });
+    text += `,"intent":{"writes":[${writes.join(',')}]}`;
+  }
+  return Buffer.from(`${text}}`);
 }
 
 export function decodeRecord(data: Uint8Array): ActorRecord<unknown> | undefined {
   try {
-    const r = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as ActorRecord<unknown>;
+    const r = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as ActorRecord<unknown> & { seen?: unknown; intent?: { writes?: unknown[] } };
     if (typeof r?.id !== 'string') return undefined;
-    return { id: r.id, state: r.state ?? undefined, timers: r.timers ?? {}, seen: r.seen ?? [] };
+    return { id: r.id, state: r.state ?? undefined, timers: r.timers ?? {}, seen: normalizeApplied(r.seen), intent: decodeIntent(r.intent) };
   } catch { return undefined; }
+}
+
+function decodeIntent(raw: { writes?: unknown[] } | undefined): Intent | undefined {
+  if (!raw || !Array.isArray(raw.writes) || raw.writes.length === 0) return undefined;
+  const writes: IntentWrite[] = [];
+  for (const w of raw.writes) {
+    if (!Array.isArray(w) || typeof w[0] !== 'string' || typeof w[1] !== 'string' || typeof w[2] !== 'number') continue;
+    const ids = Array.isArray(w[3]) ? w[3].filter((x): x is string => typeof x === 'string') : [];
+    writes.push({ bucket: w[0], key: w[1], prev: w[2], ids, json: w.length > 4 ? JSON.stringify(w[4]) : undefined });
+  }
+  return writes.length ? { writes } : undefined;
+}
+
+/** True when a stored record holds no state (an actor that ended itself, or one with timers only). */
+export function recordHasNoState(raw: string): boolean {
+  const i = raw.indexOf(',"state":');
+  return i >= 0 && raw.startsWith('null', i + 9);
 }

@@ -1,16 +1,17 @@
 import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../proto/log.ts';
-import { Cell, decodeRecord, encodeRecord, sideKey, splitSideKey } from './cell.ts';
+import { applied, findApplied, replyOf, type Applied } from './applied.ts';
+import { Cell, decodeRecord } from './cell.ts';
+import { Committer } from './commit.ts';
 import { shardOf } from './hash.ts';
 import type { InboundMsg, KvStore, NatsAdapter } from './nats.ts';
 import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
 import { TimerHeap, type TimerEntry } from './timers.ts';
 import { TurnImpl } from './turn.ts';
-import { ActorError, Fenced, type ActorBehavior, type TimerSpec, type Turn } from './types.ts';
+import { ActorError, AlreadyApplied, Fenced, type ActorBehavior, type TimerSpec, type Turn } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
-const SEEN_LIMIT = 16;
 /** Messages applied in one turn at most; not above SEEN_LIMIT, so a batch's ids all stay in `seen`. */
 const MAX_BATCH_MESSAGES = 16;
 
@@ -44,9 +45,10 @@ export class ActorHost implements ShardHost {
   private readonly behaviors = new Map<string, ActorBehavior<unknown>>();
   private readonly timers: TimerHeap;
   private readonly writer: RecordWriter;
+  private readonly committer: Committer;
   private readonly sweep: NodeJS.Timeout;
   private readonly debug: boolean;
-  private readonly readSide = (cell: Cell, bucket: string, key: string) => this.loadSide(cell, bucket, key);
+  private readonly readSide = (cell: Cell, bucket: string, key: string, messageId: string | undefined) => this.committer.readSide(cell, bucket, key, messageId);
   /** Turns committed by this node, for metrics and tests. */
   committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */
@@ -57,6 +59,7 @@ export class ActorHost implements ShardHost {
     this.debug = opts.log.enabled('debug');
     this.timers = new TimerHeap((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
+    this.committer = new Committer(this.writer, opts.stores, opts.log);
     const idle = opts.passivateAfterMs ?? 10 * 60_000;
     this.sweep = setInterval(() => this.passivate(idle), Math.min(idle, 60_000));
     this.sweep.unref();
@@ -73,9 +76,11 @@ export class ActorHost implements ShardHost {
     for (const b of this.behaviors.values()) {
       for (const e of await this.store(b.bucket).list(`${shardToken(shard)}.>`)) {
         const record = decodeRecord(e.value);
-        if (!record) continue;
+        // An ended actor's record (kept for its `seen`) has nothing to arm.
+        if (!record || (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)) continue;
         const cell = this.cell(b, record.id, shard);
-        if (!cell.loaded) cell.adopt(record, e.revision);
+        // A record holding an intent is loaded by the actor's first turn, which finishes the intent.
+        if (!cell.loaded && !record.intent) cell.adopt(record, e.revision);
         for (const [name, spec] of Object.entries(record.timers)) this.arm(cell, name, spec, acquiredAt);
       }
     }
@@ -214,74 +219,75 @@ export class ActorHost implements ShardHost {
     if (!cell.loaded) await this.load(cell);
     const turn = new TurnImpl(cell, this.readSide, this.opts.log);
     const results: unknown[] = [];
-    const applied: string[] = [];
+    const done: Applied[] = [];
     for (const m of batch) {
-      if (m.msgId && cell.seen.includes(m.msgId)) { results.push({ duplicate: true }); continue; }
-      try { results.push(await cell.behavior.receive(turn, m.type, m.body)); }
+      const dup = findApplied(cell.seen, m.msgId);
+      if (dup) { results.push(replyOf(dup)); continue; }
+      turn.messageId = m.msgId;
+      let result: unknown;
+      try { result = await cell.behavior.receive(turn, m.type, m.body); }
       catch { return undefined; }
-      if (m.msgId) applied.push(m.msgId);
+      results.push(result);
+      if (m.msgId) done.push(applied(m.msgId, result));
     }
-    await this.commit(cell, turn, applied, batch.length);
+    await this.commit(cell, turn, done, batch.length);
     return results;
   }
 
-  private async turn<R>(cell: Cell, msgId: string | undefined, body: (t: Turn<unknown>) => Promise<R>): Promise<R | { duplicate: true }> {
+  private async turn<R>(cell: Cell, msgId: string | undefined, body: (t: Turn<unknown>) => Promise<R>): Promise<R | unknown> {
     this.assertOwned(cell.shard);
     cell.lastUsed = Date.now();
     if (!cell.loaded) await this.load(cell);
-    if (msgId && cell.seen.includes(msgId)) return { duplicate: true };
+    const dup = findApplied(cell.seen, msgId);
+    if (dup) return replyOf(dup);
 
     const turn = new TurnImpl(cell, this.readSide, this.opts.log);
+    turn.messageId = msgId;
     let result: R;
     try {
       result = await body(turn);
     } catch (err) {
+      // A retry of a message that already wrote what it read: answered as it was the first time.
+      if (err instanceof AlreadyApplied) return err.reply;
       // Turns work in place: whatever the actor touched before failing is thrown away with the cell.
       this.evict(cell);
       throw err;
     }
-    await this.commit(cell, turn, msgId ? [msgId] : [], 1);
+    await this.commit(cell, turn, msgId ? [applied(msgId, result)] : [], 1);
     return result;
   }
 
   /**
-   * Makes a turn durable (record and side records, compare-and-set) and only then adopts it; a
-   * failed write reloads the actor and throws Fenced, so no reply claims what may not be stored.
+   * Makes a turn durable (see Committer) and only then adopts it. A failed write reloads the actor
+   * and answers `unavailable`, so no reply claims what may not be stored and the sender retries
+   * with the same message id; a node that lost the shard meanwhile stays silent.
    */
-  private async commit(cell: Cell, turn: TurnImpl, msgIds: string[], messages: number): Promise<void> {
+  private async commit(cell: Cell, turn: TurnImpl, done: Applied[], messages: number): Promise<void> {
     this.assertOwned(cell.shard);
 
     // State is replaced, never mutated in place (see Turn.state): the same reference means no change,
     // and only a new one is serialized (and compared, since an equal copy needs no write either).
     const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
     const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
-    const seen = recordChanged && msgIds.length ? [...cell.seen, ...msgIds].slice(-SEEN_LIMIT) : cell.seen;
     if (turn.queued.length > 0) await this.publishQueued(cell, turn);
+    let seen: Applied[];
     try {
-      const writes: Promise<void>[] = [];
-      if (recordChanged && turn.state === undefined && Object.keys(turn.timers).length === 0) {
-        // The actor ended itself (an entity deleted): its record goes, and with it its dedupe memory.
-        writes.push(this.writer.remove(cell.behavior.bucket, cell.key, cell.revision).then((rev) => { cell.revision = rev; }));
-      } else if (recordChanged) {
-        const data = encodeRecord(cell.id, stateJson, turn.timers, seen);
-        writes.push(this.writer.put(cell.behavior.bucket, cell.key, data, cell.revision).then((rev) => { cell.revision = rev; }));
-      }
-      for (const [sk, w] of turn.sideWrites) writes.push(this.writeSide(cell, sk, w.json ?? (w.value === undefined ? undefined : JSON.stringify(w.value))));
-      await Promise.all(writes);
+      seen = await this.committer.persist(cell, turn, stateJson, recordChanged, done);
     } catch (err) {
       this.opts.log.warn('state write failed; reloading the actor', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
       void this.recover(cell);
-      throw new Fenced();
+      this.assertOwned(cell.shard);
+      throw new ActorError('unavailable', `not stored: ${(err as Error).message}`);
     }
     // A node frozen during the write learns here that its lease ran out: the write may have
     // landed (the new owner will see it), but we must not claim it with a reply.
     this.assertOwned(cell.shard);
+    cell.seen = seen;
     if (recordChanged) {
       const before = cell.timers;
       cell.state = turn.state;
       cell.stateJson = stateJson;
       cell.timers = turn.timers;
-      cell.seen = seen;
       this.syncTimers(cell, before, turn.timers);
     }
     this.committedTurns += messages;
@@ -289,7 +295,7 @@ export class ActorHost implements ShardHost {
       // An effect's failure is the effect's: the turn is committed and its reply stands.
       void (async () => fn())().catch((err) => this.opts.log.error('after-commit effect failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
     }
-    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: msgIds.length === 1 ? msgIds[0] : undefined, messages, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
+    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: done.length === 1 ? done[0]![0] : undefined, messages, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
   }
 
   /**
@@ -308,33 +314,6 @@ export class ActorHost implements ShardHost {
     this.assertOwned(cell.shard);
   }
 
-  /** Writes (or, with no text, removes) a side record; compare-and-set on its last revision. */
-  private async writeSide(cell: Cell, sk: string, json: string | undefined): Promise<void> {
-    const [bucket, key] = splitSideKey(sk);
-    const revision = cell.side.get(sk)?.revision ?? (await this.store(bucket).get(key))?.revision ?? 0;
-    const rev = json === undefined
-      ? await this.writer.remove(bucket, key, revision)
-      : await this.writer.put(bucket, key, Buffer.from(json), revision);
-    cell.side.set(sk, { json, revision: rev });
-  }
-
-  /**
-   * Read of a side record, with its revision kept for the compare-and-set of the next write. The text
-   * is cached, not the parsed object: thousands of parsed events kept alive cost more in collection
-   * than parsing one again per turn.
-   */
-  private async loadSide(cell: Cell, bucket: string, key: string): Promise<unknown> {
-    const sk = sideKey(bucket, key);
-    let cached = cell.side.get(sk);
-    if (!cached) {
-      const e = await this.store(bucket).get(key);
-      const json = e && !e.deleted ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8') : undefined;
-      cached = { json, revision: e?.revision ?? 0 };
-      cell.side.set(sk, cached);
-    }
-    return cached.json === undefined ? undefined : JSON.parse(cached.json);
-  }
-
   private syncTimers(cell: Cell, before: Record<string, TimerSpec>, after: Record<string, TimerSpec>): void {
     for (const name of Object.keys(before)) if (!(name in after)) this.timers.delete(timerKey(cell, name));
     for (const [name, spec] of Object.entries(after)) {
@@ -347,9 +326,13 @@ export class ActorHost implements ShardHost {
     this.timers.set({ key: timerKey(cell, name), shard: cell.shard, kind: cell.behavior.kind, id: cell.id, name, at: spec.at, fireAt });
   }
 
+  /** Loads (and finishes) the actor's record; a store that cannot answer is a retryable refusal. */
   private async load(cell: Cell): Promise<void> {
-    const e = await this.store(cell.behavior.bucket).get(cell.key);
-    cell.adopt(e && !e.deleted ? decodeRecord(e.value) : undefined, e?.revision ?? 0);
+    try { await this.committer.load(cell); }
+    catch (err) {
+      this.evict(cell);
+      throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
+    }
   }
 
   /**

@@ -219,14 +219,35 @@ export class NatsAdapter {
 
 export interface KvEntry { key: string; value: Uint8Array; revision: number; deleted: boolean }
 
+/** An entry as the stream leader holds it, with the headers its writer attached. */
+export interface KvRecord extends KvEntry { headers: Headers }
+
 const EXPECTED_LAST_SUBJECT_SEQ = 'Nats-Expected-Last-Subject-Sequence';
+const KV_OPERATION = 'KV-Operation';
 const WRONG_LAST_SEQUENCE = 10071;
+const NO_MESSAGE_FOUND = 10037;
 const KV_WRITE_TIMEOUT_MS = 5000;
+
+/** `NATS/1.0\r\nName: value\r\n...` as the stream's message API hands headers back (base64). */
+function parseHeaderBlock(b64: string | undefined): Headers {
+  const out: Headers = {};
+  if (!b64) return out;
+  const lines = Buffer.from(b64, 'base64').toString('utf8').split('\r\n');
+  for (const line of lines.slice(1)) {
+    const i = line.indexOf(':');
+    if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
 
 /** A JetStream KV bucket with compare-and-set writes. Revision 0 means "the key must not exist". */
 export class KvStore {
-  constructor(readonly bucket: string, private readonly kv: KV, private readonly nats: NatsAdapter) {}
+  private readonly stream: string;
+  constructor(readonly bucket: string, private readonly kv: KV, private readonly nats: NatsAdapter) {
+    this.stream = `KV_${bucket}`;
+  }
 
+  /** A fast read, possibly served by any replica (direct get): for API reads, never for decisions. */
   async get(key: string): Promise<KvEntry | undefined> {
     const e = await this.kv.get(key);
     if (!e) return undefined;
@@ -234,12 +255,50 @@ export class KvStore {
   }
 
   /**
-   * Compare-and-set write: a publish on the bucket's subject with the expected last sequence of
-   * the key, answered by JetStream's acknowledgement once the write is stored.
+   * The latest entry of `key` as the stream's leader has it, headers included. Actors decide on
+   * what they read (a revision to compare-and-set against, the ids of messages already applied), so
+   * they read here: a follower answering a direct get may not have the last write yet.
    */
-  async put(key: string, value: Uint8Array, expectedRevision: number): Promise<number> {
+  async getLatest(key: string): Promise<KvRecord | undefined> {
+    let reply: Msg;
+    try {
+      reply = await this.nats.requestRaw(`$JS.API.STREAM.MSG.GET.${this.stream}`, Buffer.from(JSON.stringify({ last_by_subj: `$KV.${this.bucket}.${key}` })), KV_WRITE_TIMEOUT_MS);
+    } catch (err) {
+      if (err instanceof NoRespondersError) throw new Error(`JetStream is not available for bucket ${this.bucket}`);
+      throw err;
+    }
+    const body = JSON.parse(Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8')) as {
+      message?: { seq: number; hdrs?: string; data?: string };
+      error?: { err_code?: number; description?: string };
+    };
+    if (body.error) {
+      if (body.error.err_code === NO_MESSAGE_FOUND) return undefined;
+      throw new Error(`KV read of ${this.bucket}/${key} failed: ${body.error.description ?? 'unknown error'}`);
+    }
+    const m = body.message!;
+    const headers = parseHeaderBlock(m.hdrs);
+    const op = headers[KV_OPERATION];
+    return { key, value: m.data ? Buffer.from(m.data, 'base64') : new Uint8Array(0), revision: m.seq, deleted: op === 'DEL' || op === 'PURGE', headers };
+  }
+
+  /**
+   * Compare-and-set write: a publish on the bucket's subject with the expected last sequence of
+   * the key, answered by JetStream's acknowledgement once the write is stored. `headers` travel
+   * with the entry (the runtime marks which messages a write applied).
+   */
+  put(key: string, value: Uint8Array, expectedRevision: number, headers?: Headers): Promise<number> {
+    return this.write(key, value, expectedRevision, headers);
+  }
+
+  /** Compare-and-set delete: a delete marker; resolves with its revision. */
+  remove(key: string, expectedRevision: number, headers?: Headers): Promise<number> {
+    return this.write(key, new Uint8Array(0), expectedRevision, { ...headers, [KV_OPERATION]: 'DEL' });
+  }
+
+  private async write(key: string, value: Uint8Array, expectedRevision: number, extra?: Headers): Promise<number> {
     const h = natsHeaders();
     h.set(EXPECTED_LAST_SUBJECT_SEQ, String(expectedRevision));
+    if (extra) for (const k in extra) h.set(k, extra[k]!);
     let reply: Msg;
     try { reply = await this.nats.requestRaw(`$KV.${this.bucket}.${key}`, value, KV_WRITE_TIMEOUT_MS, h); }
     catch (err) {
@@ -254,6 +313,7 @@ export class KvStore {
     return ack.seq!;
   }
 
+  /** Delete, compare-and-set when `expectedRevision` is given. */
   async delete(key: string, expectedRevision?: number): Promise<void> {
     try {
       await this.kv.delete(key, expectedRevision === undefined ? undefined : { previousSeq: expectedRevision });

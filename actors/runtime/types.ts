@@ -1,4 +1,5 @@
 import type { Logger } from '../../proto/log.ts';
+import type { Applied } from './applied.ts';
 
 /** A durable deadline as kept in an actor's record. */
 export interface TimerSpec {
@@ -13,9 +14,19 @@ export interface ActorRecord<S> {
   id: string;
   state?: S;
   timers: Record<string, TimerSpec>;
-  /** Ids of the last messages applied, so a retried message is applied once, also after failover. */
-  seen: string[];
+  /** The last messages applied and their replies, so a retried message is applied once, also after failover. */
+  seen: Applied[];
+  /**
+   * The side writes of the turn that wrote this record, when it had more than one write: the record
+   * is written first and decides the turn; the writes are then made, and replayed by whoever loads
+   * the record next if they were not (docs/architecture.md, "Atomic turns").
+   */
+  intent?: Intent;
 }
+
+export interface Intent { writes: IntentWrite[] }
+/** One side write of a turn: the revision it replaces, the messages that made it, the value (none: a removal). */
+export interface IntentWrite { bucket: string; key: string; prev: number; ids: string[]; json: string | undefined }
 
 /** The view of one turn: the actor's state and the effects it wants, committed together. */
 export interface Turn<S> {
@@ -24,6 +35,11 @@ export interface Turn<S> {
   readonly shard: number;
   readonly now: number;
   readonly log: Logger;
+  /**
+   * The id of the message being applied (undefined in a timer's turn). It is the same on every retry
+   * of the message, so ids made from it (an event's, a job's) are too.
+   */
+  readonly messageId: string | undefined;
   /**
    * The actor's state. Treat it as immutable: to change it, assign a new value (`t.state = {...}`).
    * The runtime persists the state when the reference changed; a mutation in place is not saved.
@@ -66,6 +82,12 @@ export interface ActorBehavior<S> {
   receive(turn: Turn<S>, type: string, body: unknown): Promise<unknown>;
   fire(turn: Turn<S>, timer: string, at: number): Promise<void>;
 }
+
+/**
+ * Thrown by a turn's read when the record read was already written by the message being applied: the
+ * message is a retry of one applied before, answered with the reply it got then.
+ */
+export class AlreadyApplied extends Error { constructor(readonly reply: unknown) { super('message already applied'); this.name = 'AlreadyApplied'; } }
 
 /** Thrown inside a turn when the shard was lost under it: nothing is written, nothing replied. */
 export class Fenced extends Error { constructor() { super('shard no longer owned'); this.name = 'Fenced'; } }

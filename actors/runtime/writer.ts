@@ -1,6 +1,6 @@
-import type { KvStore } from './nats.ts';
+import type { Headers, KvStore } from './nats.ts';
 
-interface Pending { bucket: string; key: string; value: Uint8Array | undefined; revision: number; resolve(rev: number): void; reject(err: unknown): void }
+interface Pending { bucket: string; key: string; value: Uint8Array | undefined; revision: number; headers: Headers | undefined; resolve(rev: number): void; reject(err: unknown): void }
 
 const MAX_BATCH = 512;
 
@@ -18,18 +18,21 @@ export class RecordWriter {
 
   constructor(private readonly stores: Map<string, KvStore>) {}
 
-  put(bucket: string, key: string, value: Uint8Array, expectedRevision: number): Promise<number> {
-    return this.enqueue(bucket, key, value, expectedRevision);
+  put(bucket: string, key: string, value: Uint8Array, expectedRevision: number, headers?: Headers): Promise<number> {
+    return this.enqueue(bucket, key, value, expectedRevision, headers);
   }
 
-  /** Deletes with compare-and-set; resolves with the revision of the delete marker. */
-  remove(bucket: string, key: string, expectedRevision: number): Promise<number> {
-    return this.enqueue(bucket, key, undefined, expectedRevision);
+  /**
+   * Deletes with compare-and-set; resolves with the revision of the delete marker (0 when the key
+   * never existed: there is nothing to delete and nothing to fence).
+   */
+  remove(bucket: string, key: string, expectedRevision: number, headers?: Headers): Promise<number> {
+    return this.enqueue(bucket, key, undefined, expectedRevision, headers);
   }
 
-  private enqueue(bucket: string, key: string, value: Uint8Array | undefined, revision: number): Promise<number> {
+  private enqueue(bucket: string, key: string, value: Uint8Array | undefined, revision: number, headers: Headers | undefined): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ bucket, key, value, revision, resolve, reject });
+      this.queue.push({ bucket, key, value, revision, headers, resolve, reject });
       if (this.queue.length >= MAX_BATCH) this.flush();
       else if (!this.scheduled) { this.scheduled = true; setImmediate(() => this.flush()); }
     });
@@ -47,9 +50,9 @@ export class RecordWriter {
       if (!store) { w.reject(new Error(`no KV bucket ${w.bucket}`)); continue; }
       if (w.value === undefined) {
         if (w.revision === 0) { w.resolve(0); continue; }
-        store.delete(w.key, w.revision).then(async () => (await store.get(w.key))?.revision ?? 0).then(w.resolve, w.reject);
+        store.remove(w.key, w.revision, w.headers).then(w.resolve, w.reject);
       } else {
-        store.put(w.key, w.value, w.revision).then(w.resolve, w.reject);
+        store.put(w.key, w.value, w.revision, w.headers).then(w.resolve, w.reject);
       }
     }
   }

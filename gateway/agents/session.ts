@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import * as v from 'valibot';
 import { encodeFrame, decodeFrame, DEREGISTER_CLOSE_REASON, ENTITY_NOT_FOUND, FrameError, jsonCodec, messageBytes, type Ack, type PayloadCodec } from '../../proto/frames.ts';
+import { AGENT_CAPABILITIES } from '../../proto/schemas/handshake.ts';
 import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
@@ -20,6 +21,12 @@ import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 export const CLOSE_INVALID_PAYLOAD = 1007;
 /** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */
 const MAX_IN_FLIGHT = 64;
+/**
+ * How long an event may take to become durable before the agent is told to send it again: long
+ * enough to ride out an actor moving between nodes, short enough that a store failure costs the
+ * agent seconds, not its 30 s acknowledgement timeout.
+ */
+const EVENT_DEADLINE_MS = 5000;
 /** Bytes queued on an agent's socket beyond which check requests are dropped, not buffered. */
 export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -68,6 +75,8 @@ export class AgentSession {
   }
 
   get actorId(): string { return entityActorId(this.origin.namespace, this.origin.name); }
+
+  private get ackRetry(): boolean { return this.identity.capabilities.includes(AGENT_CAPABILITIES.ackRetry); }
 
   /** Made on first use: most sessions never log, and 10,000 child loggers are memory for nothing. */
   private get log(): Logger {
@@ -123,17 +132,23 @@ export class AgentSession {
       const queued = this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ?? Promise.resolve(false);
       this.track(queued.then(
         (handled) => { this.log.debug('metrics event accepted', { id, handled, ...route.summary }); this.ack({ id, ok: true }); },
-        (err) => this.log.warn('metrics event not queued; the agent will resend it', { id, error: (err as Error).message }),
+        (err) => {
+          this.log.warn('metrics event not queued; the agent will resend it', { id, error: (err as Error).message });
+          if (this.ackRetry) this.ack({ id, ok: false, code: 'unavailable', message: (err as Error).message });
+        },
       ));
       return;
     }
-    this.track(this.deps.actors.ask(ENTITY_KIND, route.actorId, 'event', route.msg, { msgId: id }).then(
+    this.track(this.deps.actors.ask(ENTITY_KIND, route.actorId, 'event', route.msg, { msgId: id, deadlineMs: EVENT_DEADLINE_MS }).then(
       () => this.ack({ id, ok: true }),
       (err) => {
         const code = err instanceof ActorError ? err.code : 'internal';
-        // Only a permanent refusal is acknowledged; otherwise the agent keeps the event and resends it.
-        if (code === 'invalid' || code === 'not_found') this.ack({ id, ok: false, code, message: (err as Error).message });
-        else this.log.warn('event not stored; the agent will resend it', { id, error: (err as Error).message });
+        // A permanent refusal is final; anything else the agent resends with the same id.
+        if (code === 'invalid' || code === 'not_found') { this.ack({ id, ok: false, code, message: (err as Error).message }); return; }
+        this.log.warn('event not stored; the agent will resend it', { id, error: (err as Error).message });
+        // An agent that understands it hears at once; an older one drops every refusal, so it is
+        // left to its acknowledgement timeout.
+        if (this.ackRetry) this.ack({ id, ok: false, code: 'unavailable', message: (err as Error).message });
       },
     ));
   }

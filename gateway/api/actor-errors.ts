@@ -18,7 +18,10 @@ export async function viaActor<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-/** Asks the entity actor of `ns/name` (the one writer of an entity and its events), as API errors. */
-export function askEntity(actors: ActorClient, ns: string, name: string, type: string, body: unknown): Promise<unknown> {
-  return viaActor(actors.ask(ENTITY_KIND, entityActorId(ns, name), type, body));
+/**
+ * Asks the entity actor of `ns/name` (the one writer of an entity and its events), as API errors.
+ * `msgId` names the request for the actor's dedupe (see idempotency.ts).
+ */
+export function askEntity(actors: ActorClient, ns: string, name: string, type: string, body: unknown, msgId?: string): Promise<unknown> {
+  return viaActor(actors.ask(ENTITY_KIND, entityActorId(ns, name), type, body, { msgId }));
 }

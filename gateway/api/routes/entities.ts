@@ -5,6 +5,7 @@ import { Entity } from '../../../proto/schemas/entity.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
 import { askEntity } from '../actor-errors.ts';
+import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
@@ -75,7 +76,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const entity = validate(Entity, body, 'entity');
     if (svc.entityLimit?.refuses(ns, name)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: PutEntityMsg = { mode, entity, user: c.get('subject').username };
-    await askEntity(svc.actors, ns, name, 'put-entity', msg);
+    await askEntity(svc.actors, ns, name, 'put-entity', msg, await writeMessageId(c));
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/entities', (c) => write(c, 'create', undefined));
@@ -91,14 +92,17 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
-    const res = await askEntity(svc.actors, ns, name, 'put-entity', msg) as { entity: Entity };
-    return sendOne(c, redactEntity(res.entity));
+    const res = await askEntity(svc.actors, ns, name, 'put-entity', msg, await writeMessageId(c)) as { entity?: Entity };
+    // A retried request is answered from what the actor remembers, which may not hold the entity.
+    const entity = res.entity ?? await svc.reads.entity(ns, name);
+    if (!entity) throw new ApiError('not_found', 'resource not found');
+    return sendOne(c, redactEntity(entity));
   });
 
   app.delete('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'entities', namespace: ns, name });
-    const res = await askEntity(svc.actors, ns, name, 'delete-entity', null) as { deleted: boolean };
+    const res = await askEntity(svc.actors, ns, name, 'delete-entity', null, await writeMessageId(c)) as { deleted: boolean };
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

@@ -5,6 +5,7 @@ import { SEP } from '../../../actors/entity/read-model.ts';
 import { Event } from '../../../proto/schemas/event.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { askEntity } from '../actor-errors.ts';
+import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
@@ -82,7 +83,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     // An event about an unknown entity creates it (a proxy), so it counts against the limit.
     if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
-    await askEntity(svc.actors, ns, entity, 'event', msg);
+    await askEntity(svc.actors, ns, entity, 'event', msg, await writeMessageId(c));
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/events', (c) => write(c));
@@ -93,7 +94,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     const { ns, entity, check } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'events', namespace: ns, name: check });
     const msg: DeleteEventMsg = { check };
-    const res = await askEntity(svc.actors, ns, entity, 'delete-event', msg) as { deleted: boolean };
+    const res = await askEntity(svc.actors, ns, entity, 'delete-event', msg, await writeMessageId(c)) as { deleted: boolean };
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

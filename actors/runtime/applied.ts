@@ -1,0 +1,54 @@
+// What the runtime remembers of the messages it applied, so that a retried message is applied once
+// and answered what its first attempt was answered (docs/architecture.md, "Atomic turns").
+//
+// An actor's record keeps the last SEEN_LIMIT of them (`seen`); every side record a turn writes keeps
+// the last SIDE_APPLIED_LIMIT of the messages that wrote it, in a header of the KV entry, so that a
+// turn whose only write is that side record needs no record write to be recognised on retry.
+
+/** A message applied by a turn: its id and the reply it got (absent: the reply was undefined). */
+export type Applied = [id: string, reply?: unknown];
+
+export const SEEN_LIMIT = 16;
+export const SIDE_APPLIED_LIMIT = 8;
+/** Replies are kept up to this size; a larger one is answered `{duplicate: true}` on retry. */
+const MAX_KEPT_REPLY_BYTES = 512;
+
+export const APPLIED_HEADER = 'Monitor-Applied';
+/** The revision of the actor's record the writer of a side record had committed when it wrote. */
+export const BASE_HEADER = 'Monitor-Base';
+
+export function applied(id: string, reply: unknown): Applied {
+  if (reply === undefined) return [id];
+  const json = JSON.stringify(reply);
+  return [id, json === undefined || json.length > MAX_KEPT_REPLY_BYTES ? { duplicate: true } : reply];
+}
+
+/** The reply a retried message gets: what the first attempt got. */
+export const replyOf = (a: Applied): unknown => a[1];
+
+export function findApplied(list: readonly Applied[], id: string | undefined): Applied | undefined {
+  if (id === undefined) return undefined;
+  for (let i = list.length - 1; i >= 0; i--) if (list[i]![0] === id) return list[i];
+  return undefined;
+}
+
+export function appendApplied(list: readonly Applied[], more: readonly Applied[], limit: number): Applied[] {
+  if (more.length === 0) return list as Applied[];
+  return [...list, ...more].slice(-limit);
+}
+
+/** Reads the list from a record (`seen`) or header, tolerating the older plain-string form. */
+export function normalizeApplied(raw: unknown): Applied[] {
+  if (!Array.isArray(raw)) return [];
+  const out: Applied[] = [];
+  for (const e of raw) {
+    if (typeof e === 'string') out.push([e, { duplicate: true }]);
+    else if (Array.isArray(e) && typeof e[0] === 'string') out.push(e.length > 1 ? [e[0], e[1]] : [e[0]]);
+  }
+  return out;
+}
+
+export function decodeAppliedHeader(value: string | undefined): Applied[] {
+  if (!value) return [];
+  try { return normalizeApplied(JSON.parse(value)); } catch { return []; }
+}
