@@ -333,6 +333,12 @@ export class ActorHost implements ShardHost {
       this.evict(cell);
       throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
     }
+    // The record may hold deadlines the heap does not know: those of a turn that was decided (its
+    // record written) but failed before this node adopted it. Deadlines already armed are kept, with
+    // any takeover grace they had.
+    for (const [name, spec] of Object.entries(cell.timers)) {
+      if (this.timers.get(timerKey(cell, name))?.at !== spec.at) this.arm(cell, name, spec);
+    }
   }
 
   /**
@@ -343,14 +349,21 @@ export class ActorHost implements ShardHost {
    */
   private async recover(cell: Cell): Promise<void> {
     this.evict(cell);
-    if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
-    const stillOwner = this.verifyOwnership ? await this.verifyOwnership(cell.shard).catch(() => false) : true;
-    if (!stillOwner) { this.drop(cell.shard); return; }
-    const fresh = this.cell(cell.behavior, cell.id, cell.shard);
-    await fresh.mailbox.post(async () => {
-      if (!fresh.loaded) await this.load(fresh);
-      for (const [name, spec] of Object.entries(fresh.timers)) this.arm(fresh, name, spec);
-    }).catch((err) => this.opts.log.warn('reloading an actor failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
+    for (let attempt = 0; ; attempt++) {
+      if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
+      const stillOwner = this.verifyOwnership ? await this.verifyOwnership(cell.shard).catch(() => false) : true;
+      if (!stillOwner) { this.drop(cell.shard); return; }
+      const fresh = this.cell(cell.behavior, cell.id, cell.shard);
+      try {
+        await fresh.mailbox.post(async () => { if (!fresh.loaded) await this.load(fresh); });
+        return;
+      } catch (err) {
+        // Keep trying while the store is away: the record may hold a decided turn whose side writes
+        // and deadlines nobody else would finish until the actor's next message.
+        if (attempt === 0) this.opts.log.warn('reloading an actor failed; retrying', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)).unref());
+      }
+    }
   }
 
   private evict(cell: Cell): void {

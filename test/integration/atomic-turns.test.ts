@@ -27,7 +27,7 @@ const RECORDS = 'monitor_test_ledgers';
 const SIDE = 'monitor_test_lines';
 const SHARDS = 16;
 
-interface Ledger { lines: string[] }
+interface Ledger { lines: string[]; fired?: number }
 /** Each line is a side record holding how many times `add` was applied to it. */
 const ledger: ActorBehavior<Ledger> = {
   kind: 'ledger',
@@ -50,11 +50,20 @@ const ledger: ActorBehavior<Ledger> = {
         t.state = undefined;
         return { dropped: lines.length };
       }
+      case 'arm': {
+        // A deadline and a side write in one turn.
+        t.setTimer('alarm', t.now + (body as { ms: number }).ms);
+        t.write(SIDE, `${t.id}.armed`, 1);
+        t.state = { lines: t.state?.lines ?? [], fired: t.state?.fired ?? 0 };
+        return { armed: true };
+      }
       case 'get': return t.state ?? null;
       default: throw new ActorError('invalid', `no ${type}`);
     }
   },
-  async fire() {},
+  async fire(t) {
+    t.state = { lines: t.state?.lines ?? [], fired: (t.state?.fired ?? 0) + 1 };
+  },
 };
 
 const log = createLogger((process.env.MONITOR_TEST_LOG as 'debug' | undefined) ?? 'error');
@@ -177,6 +186,24 @@ test('an intent left half done by a node that stopped is finished by the next ow
   assert.equal(await actors.ask('ledger', 'l4', 'add', { line: 'w' }, { msgId: 'm-l4-2' }), { n: 2 });
   assert.equal(await actors.ask('ledger', 'l4', 'add', { line: 'w', track: true }, { msgId: 'm-l4-1' }), { n: 1 });
   assert.is(await line('l4', 'w'), 2);
+});
+
+test('a deadline of a turn decided while its side write failed fires once the store is back, with no message sent', async () => {
+  await setAttached(SIDE, false);
+  const failed = await askOnce('l7', 'arm', { ms: 3000 }, 'm-l7-1');
+  assert.not.ok(failed.ok);
+  await new Promise((r) => setTimeout(r, 1000));
+  await setAttached(SIDE, true);
+  // Nobody retries or asks (the record is read from KV directly): the owner finishes the turn by
+  // itself and arms its deadline.
+  const key = actorRecordKey(shardOf('ledger', 'l7', SHARDS), ['l7']);
+  const st = await waitFor(async () => {
+    const e = await recordStore.getLatest(key);
+    const s = e ? (JSON.parse(Buffer.from(e.value).toString()) as { state?: Ledger }).state : undefined;
+    return s && (s.fired ?? 0) > 0 ? s : undefined;
+  }, { timeoutMs: 15000, what: 'the deadline to fire' });
+  assert.is(st.fired, 1);
+  assert.is(await line('l7', 'armed'), 1);
 });
 
 test('an ended actor keeps its record, so a retried end is answered as the first time', async () => {
