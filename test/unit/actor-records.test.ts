@@ -1,0 +1,52 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { appendApplied, applied, decodeAppliedHeader, findApplied, normalizeApplied } from '../../actors/runtime/applied.ts';
+import { decodeRecord, encodeRecord, recordHasNoState } from '../../actors/runtime/cell.ts';
+
+// The stored forms of atomic turns (docs/architecture.md, "Atomic turns"): records with `seen` and an
+// intent, the applied-message lists of side records, and records written before either existed.
+
+test('a record with an intent reads back as written, values and removals included', () => {
+  const data = encodeRecord('ns/web-01', '{"entity":{"n":1}}', { ka: { at: 5 } }, [['m1', { stored: true }], ['m2']], {
+    writes: [
+      { bucket: 'events', key: 'ns.web-01.disk', prev: 7, ids: ['m1'], json: '{"check":{"status":2,"state":null}}' },
+      { bucket: 'events', key: 'ns.web-01.gone', prev: 3, ids: ['m2'], json: undefined },
+    ],
+  });
+  const r = decodeRecord(data)!;
+  assert.is(r.id, 'ns/web-01');
+  assert.equal(r.state, { entity: { n: 1 } });
+  assert.equal(r.timers, { ka: { at: 5 } });
+  assert.equal(r.seen, [['m1', { stored: true }], ['m2']]);
+  assert.equal(r.intent!.writes[0], { bucket: 'events', key: 'ns.web-01.disk', prev: 7, ids: ['m1'], json: '{"check":{"status":2,"state":null}}' });
+  assert.equal(r.intent!.writes[1], { bucket: 'events', key: 'ns.web-01.gone', prev: 3, ids: ['m2'], json: undefined });
+});
+
+test('a record written before atomic turns (plain seen ids, no intent) still reads', () => {
+  const r = decodeRecord(Buffer.from('{"id":"a","state":{"x":1},"timers":{},"seen":["old-1","old-2"]}'))!;
+  assert.equal(r.seen, [['old-1', { duplicate: true }], ['old-2', { duplicate: true }]]);
+  assert.is(r.intent, undefined);
+});
+
+test('a record without state is told by its prefix, not by a "state":null inside an intent value', () => {
+  const ended = encodeRecord('a', 'null', {}, [['m', { deleted: true }]]).toString();
+  assert.ok(recordHasNoState(ended));
+  const live = encodeRecord('a"state":null', '{"k":1}', {}, [], { writes: [{ bucket: 'b', key: 'k', prev: 0, ids: [], json: '{"state":null}' }] }).toString();
+  assert.not.ok(recordHasNoState(live));
+});
+
+test('applied lists keep the newest entries, find by id, and keep small replies only', () => {
+  let list = normalizeApplied([]);
+  for (let i = 0; i < 10; i++) list = appendApplied(list, [applied(`m${i}`, { n: i })], 8);
+  assert.is(list.length, 8);
+  assert.is(findApplied(list, 'm1'), undefined, 'the oldest fell out');
+  assert.equal(findApplied(list, 'm9'), ['m9', { n: 9 }]);
+  assert.is(findApplied(list, undefined), undefined);
+  assert.equal(applied('big', { s: 'x'.repeat(600) }), ['big', { duplicate: true }]);
+  assert.equal(applied('none', undefined), ['none']);
+  assert.equal(decodeAppliedHeader(JSON.stringify(list)), list);
+  assert.equal(decodeAppliedHeader('not json'), []);
+  assert.equal(decodeAppliedHeader(undefined), []);
+});
+
+test.run();
