@@ -13,6 +13,8 @@ export * from './proc.ts';
 export * from './http.ts';
 export * from './etcd.ts';
 export * from './nats.ts';
+export * from './etcd-cluster.ts';
+export * from './nats-cluster.ts';
 export * from './backend.ts';
 export * from './agent.ts';
 export * from './slapd.ts';
