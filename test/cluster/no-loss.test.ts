@@ -1,7 +1,7 @@
 // suite-timeout: 420
 /**
  * Chaos: no event acknowledged to an agent or a REST client is lost or applied twice when one
- * nats-server, one backend or one etcd member is SIGKILLed (design.md section 7, guarantee 2).
+ * nats-server, one backend or one etcd member is SIGKILLed (docs/architecture.md, "Atomic turns").
  *
  * Set-up: a three-member etcd cluster, a three-node NATS JetStream cluster, three backends with
  * `--nats-replicas 3` given every etcd and NATS URL, and two real agents given every backend.
