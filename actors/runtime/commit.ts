@@ -6,7 +6,7 @@ import {
 import { decodeRecord, encodeRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
 import { CasConflictError, type Headers, type KvStore } from './nats.ts';
 import { TurnImpl } from './turn.ts';
-import { AlreadyApplied, type ActorRecord } from './types.ts';
+import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
 import type { RecordWriter } from './writer.ts';
 
 interface Side extends SideRecord { base: number }
@@ -128,7 +128,8 @@ export class Committer {
     const cached = cell.side.get(sk) as Side | undefined;
     if (cached) return cached;
     const [bucket, key] = splitSideKey(sk);
-    const e = await this.store(bucket).getLatest(key);
+    // A store that cannot answer now is a refusal to retry, not the actor's error.
+    const e = await this.store(bucket).getLatest(key).catch((err: Error) => { throw new ActorError('unavailable', `cannot read ${bucket}/${key}: ${err.message}`); });
     const s: Side = {
       json: e && !e.deleted ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8') : undefined,
       revision: e?.revision ?? 0,

@@ -138,6 +138,13 @@ export class ActorHost implements ShardHost {
       cell.openBatch = batch;
       void cell.mailbox.post(async () => {
         if (cell.openBatch === batch) cell.openBatch = undefined;
+        // The cell was dropped (a failed commit) while these waited: they go to the actor's
+        // current cell, which reads the store afresh, instead of running on a stale copy.
+        if (this.evicted(cell)) {
+          if (!this.opts.guard() || !this.shards.has(cell.shard)) { for (const m of batch) m.reject(new Fenced()); return; }
+          for (const m of batch) this.dispatch(this.cell(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(m.resolve, m.reject);
+          return;
+        }
         await this.runBatch(cell, batch);
       });
     });
@@ -179,13 +186,13 @@ export class ActorHost implements ShardHost {
     if (!behavior) return;
     const cell = this.cell(behavior, e.id, e.shard);
     cell.openBatch = undefined; // messages arriving from now on run after the deadline, not before
-    void cell.mailbox.post(() => this.turn(cell, undefined, async (t) => {
+    void cell.mailbox.post(() => (this.evicted(cell) ? Promise.resolve(this.onTimer(e)) : this.turn(cell, undefined, async (t) => {
       // A newer deadline replaced this one after it was queued: nothing to do.
       if (t.timer(e.name)?.at !== e.at) return;
       t.clearTimer(e.name);
       if (this.debug) this.opts.log.debug('deadline fired', { actor: `${e.kind}/${e.id}`, timer: e.name, at: e.at, late_ms: Date.now() - e.at });
       await behavior.fire(t, e.name, e.at);
-    })).catch((err) => {
+    }))).catch((err) => {
       if (!(err instanceof Fenced)) this.opts.log.error('timer turn failed', { actor: `${e.kind}/${e.id}`, timer: e.name, error: (err as Error).message });
     });
   }
@@ -365,6 +372,9 @@ export class ActorHost implements ShardHost {
       }
     }
   }
+
+  /** A cell no longer in the map: its actor has a fresher cell, or none here any more. */
+  private evicted(cell: Cell): boolean { return this.cells.get(cell.key) !== cell; }
 
   private evict(cell: Cell): void {
     if (this.cells.get(cell.key) === cell) this.cells.delete(cell.key);
