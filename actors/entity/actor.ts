@@ -23,8 +23,16 @@ import type { JobSource } from '../pipeline/types.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 
-/** An event's id when its sender gave none: the same on every retry of the message that brought it. */
-const newEventId = (t: Turn<unknown>) => (t.messageId === undefined ? randomUUID() : derivedEventId(t.messageId, 'event'));
+/**
+ * An event's id when its sender gave none: the same on every retry of the message that brought it
+ * (the message id itself when it is a UUID, as the actor client makes them).
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const newEventId = (t: Turn<unknown>) => {
+  const m = t.messageId;
+  if (m === undefined) return randomUUID();
+  return UUID.test(m) ? m : derivedEventId(m, 'event');
+};
 
 /**
  * The entity as the backend stores it: identity from the actor's own id (never from a payload), its

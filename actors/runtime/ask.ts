@@ -1,4 +1,4 @@
-import { nuid } from 'nats';
+import { randomUUID } from 'node:crypto';
 import { actorHeaders, SHARD_COUNT, subjects } from '../../proto/names.ts';
 import { shardOf } from './hash.ts';
 import { NoRespondersError, RequestTimeoutError, type NatsAdapter } from './nats.ts';
@@ -38,7 +38,8 @@ export class ActorClient {
   constructor(private readonly nats: NatsAdapter, private readonly shardCount = SHARD_COUNT, private readonly local?: LocalDelivery) {}
 
   async ask<T = unknown>(kind: string, id: string, type: string, body: unknown, opts: AskOptions = {}): Promise<T> {
-    const msgId = opts.msgId ?? nuid.next();
+    // A UUID, so that an actor can use it as the id of what the message creates (an event).
+    const msgId = opts.msgId ?? randomUUID();
     const attemptTimeout = opts.attemptTimeoutMs ?? 2000;
     const deadline = Date.now() + (opts.deadlineMs ?? 20_000);
     let subject: string | undefined, headers: Record<string, string> | undefined, data: Buffer | undefined;

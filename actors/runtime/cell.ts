@@ -1,4 +1,4 @@
-import { normalizeApplied, type Applied } from './applied.ts';
+import { encodeAppliedHeader, normalizeApplied, type Applied } from './applied.ts';
 import { Mailbox } from './mailbox.ts';
 import type { ActorBehavior, ActorRecord, Intent, IntentWrite, TimerSpec } from './types.ts';
 
@@ -49,7 +49,7 @@ export const splitSideKey = (k: string): [string, string] => { const i = k.index
  * model tells a record without state by that prefix.
  */
 export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: { writes: Array<{ bucket: string; key: string; prev: number; ids: string[]; json: string | undefined }> }): Buffer {
-  let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${JSON.stringify(seen)}`;
+  let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${encodeAppliedHeader(seen)}`;
   if (intent && intent.writes.length > 0) {
     const writes = intent.writes.map((w) => {
       const head = `[${JSON.stringify(w.bucket)},${JSON.stringify(w.key)},${w.prev},${JSON.stringify(w.ids)}`;

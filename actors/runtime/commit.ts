@@ -1,7 +1,7 @@
 import type { Logger } from '../../proto/log.ts';
 import {
-  APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedHeader, findApplied, replyOf,
-  type Applied,
+  APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedHeader, encodeAppliedHeader, findApplied,
+  replyOf, type Applied,
 } from './applied.ts';
 import { decodeRecord, encodeRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
 import { CasConflictError, type Headers, type KvStore } from './nats.ts';
@@ -10,6 +10,21 @@ import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
 import type { RecordWriter } from './writer.ts';
 
 interface Side extends SideRecord { base: number }
+
+function valueFor(s: Side, messageId: string | undefined): unknown {
+  const hit = findApplied(s.applied, messageId);
+  if (hit) throw new AlreadyApplied(replyOf(hit));
+  return s.json === undefined ? undefined : JSON.parse(s.json);
+}
+
+/** The turn's messages that wrote side record `sk`, with their replies. */
+function appliedBy(turn: TurnImpl, sk: string, done: Applied[]): Applied[] {
+  const ids = turn.writers.get(sk);
+  if (!ids) return [];
+  const out: Applied[] = [];
+  for (const id of ids) out.push(findApplied(done, id) ?? [id]);
+  return out;
+}
 
 /**
  * Makes turns durable so that a message is applied exactly once whatever fails in between
@@ -28,15 +43,13 @@ export class Committer {
    * the record's `seen` as stored; throws when a write failed (the cell must then be reloaded).
    */
   async persist(cell: Cell, turn: TurnImpl, stateJson: string, recordChanged: boolean, done: Applied[]): Promise<Applied[]> {
-    const sides = [...turn.sideWrites];
-    const byId = new Map(done.map((a) => [a[0], a]));
-    const appliedBy = (sk: string): Applied[] => (turn.writers.get(sk) ?? []).map((id) => byId.get(id) ?? [id]);
-    if (sides.length === 0 && !recordChanged) return cell.seen;
-    if (sides.length === 1 && !recordChanged) {
-      const [sk, w] = sides[0]!;
-      await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(sk), cell.revision);
+    if (turn.sideWrites.size === 0 && !recordChanged) return cell.seen;
+    if (turn.sideWrites.size === 1 && !recordChanged) {
+      // The common turn (a result of a known check): one write, no copies of anything.
+      for (const [sk, w] of turn.sideWrites) await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(turn, sk, done), cell.revision);
       return cell.seen;
     }
+    const sides = [...turn.sideWrites];
     const seen = appendApplied(cell.seen, done, SEEN_LIMIT);
     const bucket = cell.behavior.bucket;
     if (sides.length === 0) {
@@ -51,16 +64,18 @@ export class Committer {
     });
     const rev = await this.writer.put(bucket, cell.key, encodeRecord(cell.id, stateJson, turn.timers, seen, { writes }), cell.revision);
     cell.revision = rev;
-    await Promise.all(sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(sk), rev)));
+    await Promise.all(sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev)));
     return seen;
   }
 
-  /** A side record for a turn: a message that wrote it before is answered as it was then. */
-  async readSide(cell: Cell, bucket: string, key: string, messageId: string | undefined): Promise<unknown> {
-    const s = await this.side(cell, sideKey(bucket, key));
-    const hit = findApplied(s.applied, messageId);
-    if (hit) throw new AlreadyApplied(replyOf(hit));
-    return s.json === undefined ? undefined : JSON.parse(s.json);
+  /**
+   * A side record for a turn: a message that wrote it before is answered as it was then. Answers
+   * at once (no promise) when the record is cached, as it is for every turn but an actor's first.
+   */
+  readSide(cell: Cell, bucket: string, key: string, messageId: string | undefined): unknown {
+    const sk = sideKey(bucket, key);
+    const cached = cell.side.get(sk) as Side | undefined;
+    return cached ? valueFor(cached, messageId) : this.side(cell, sk).then((s) => valueFor(s, messageId));
   }
 
   /** Loads the actor's record from the stream's leader, finishing the intent it may hold first. */
@@ -109,10 +124,10 @@ export class Committer {
   /** Writes (or, with no text, removes) a side record: compare-and-set on its last revision. */
   private async writeSide(cell: Cell, sk: string, json: string | undefined, applied: Applied[], base: number): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
-    const prev = await this.side(cell, sk);
+    const prev = (cell.side.get(sk) as Side | undefined) ?? await this.side(cell, sk);
     const list = appendApplied(prev.applied, applied, SIDE_APPLIED_LIMIT);
     const headers: Headers = { [BASE_HEADER]: String(base) };
-    if (list.length > 0) headers[APPLIED_HEADER] = JSON.stringify(list);
+    if (list.length > 0) headers[APPLIED_HEADER] = encodeAppliedHeader(list);
     const revision = json === undefined
       ? await this.writer.remove(bucket, key, prev.revision, headers)
       : await this.writer.put(bucket, key, Buffer.from(json), prev.revision, headers);

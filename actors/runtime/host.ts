@@ -48,7 +48,7 @@ export class ActorHost implements ShardHost {
   private readonly committer: Committer;
   private readonly sweep: NodeJS.Timeout;
   private readonly debug: boolean;
-  private readonly readSide = (cell: Cell, bucket: string, key: string, messageId: string | undefined) => this.committer.readSide(cell, bucket, key, messageId);
+  private readonly readSide = (cell: Cell, bucket: string, key: string, messageId: string | undefined): unknown => this.committer.readSide(cell, bucket, key, messageId);
   /** Turns committed by this node, for metrics and tests. */
   committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */

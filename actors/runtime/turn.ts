@@ -24,7 +24,7 @@ export class TurnImpl implements Turn<unknown> {
   /** Which messages of the turn wrote each side record (their ids travel with the write). */
   readonly writers = new Map<string, string[]>();
 
-  constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string, messageId: string | undefined) => Promise<unknown>, readonly log: Logger) {
+  constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string, messageId: string | undefined) => unknown, readonly log: Logger) {
     this.kind = cell.behavior.kind;
     this.id = cell.id;
     this.shard = cell.shard;
