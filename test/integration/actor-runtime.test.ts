@@ -2,13 +2,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEtcd, startNats, waitFor } from '../harness/index.ts';
+import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/runtime-node.ts';
 import { createLogger } from '../../proto/log.ts';
 import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
-import { Membership } from '../../actors/runtime/membership.ts';
-import { ShardManager } from '../../actors/runtime/shards.ts';
-import { ActorHost } from '../../actors/runtime/host.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
 import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
 
@@ -43,34 +41,18 @@ const SHARDS = 256;
 let etcdSvc: Awaited<ReturnType<typeof startEtcd>>;
 let natsSvc: Awaited<ReturnType<typeof startNats>>;
 
-interface Node { name: string; etcd: EtcdAdapter; nats: NatsAdapter; membership: Membership; host: ActorHost; shards: ShardManager; stopped: boolean }
+type Node = RuntimeNode;
 const nodes: Node[] = [];
 let client: NatsAdapter;
 let actors: ActorClient;
 
 async function startNode(name: string): Promise<Node> {
-  const etcd = new EtcdAdapter({ endpoints: [etcdSvc.url] });
-  const nats = await NatsAdapter.connect({ servers: [natsSvc.url], name });
-  const stores = new Map<string, KvStore>([[BUCKET, await nats.kv(BUCKET)]]);
-  const membership = new Membership(etcd, { node: name, ttlSeconds: 3, guardMarginMs: 500, info: {}, log: log.child({ node: name }) });
-  const host = new ActorHost({ nats, stores, behaviors: [counter], guard: () => membership.guardOk(), shardCount: SHARDS, log: log.child({ node: name }) });
-  const shards = new ShardManager(etcd, membership, host, { shardCount: SHARDS, log: log.child({ node: name }) });
-  await membership.join();
-  shards.start();
-  const node = { name, etcd, nats, membership, host, shards, stopped: false };
+  const node = await startRuntimeNode({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, buckets: [BUCKET], behaviors: [counter], shardCount: SHARDS, log });
   nodes.push(node);
   return node;
 }
 
-async function stopNode(n: Node): Promise<void> {
-  if (n.stopped) return;
-  n.stopped = true;
-  await n.shards.stop();
-  await n.host.stop();
-  await n.membership.leave();
-  await n.nats.close();
-  await n.etcd.close();
-}
+const stopNode = stopRuntimeNode;
 
 async function ownerTable(etcd: EtcdAdapter): Promise<Map<number, string>> {
   const { records } = await etcd.list(etcdKeys.shardsPrefix);

@@ -3,12 +3,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { startEtcd, startNats, waitFor } from '../harness/index.ts';
+import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/runtime-node.ts';
 import { createLogger } from '../../proto/log.ts';
-import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
-import { Membership } from '../../actors/runtime/membership.ts';
-import { ShardManager } from '../../actors/runtime/shards.ts';
-import { ActorHost } from '../../actors/runtime/host.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
 import { encodeRecord } from '../../actors/runtime/cell.ts';
 import { actorRecordKey } from '../../proto/names.ts';
@@ -76,33 +73,17 @@ let actors: ActorClient;
 let sideStore: KvStore;
 let recordStore: KvStore;
 
-interface Node { name: string; etcd: EtcdAdapter; nats: NatsAdapter; membership: Membership; host: ActorHost; shards: ShardManager; stopped: boolean }
+type Node = RuntimeNode;
 const nodes: Node[] = [];
 
 async function startNode(name: string): Promise<Node> {
-  const etcd = new EtcdAdapter({ endpoints: [etcdSvc.url] });
-  const nats = await NatsAdapter.connect({ servers: [natsSvc.url], name });
-  const stores = new Map<string, KvStore>([[RECORDS, await nats.kv(RECORDS)], [SIDE, await nats.kv(SIDE)]]);
-  const membership = new Membership(etcd, { node: name, ttlSeconds: 3, guardMarginMs: 500, info: {}, log: log.child({ node: name }) });
-  const host = new ActorHost({ nats, stores, behaviors: [ledger], guard: () => membership.guardOk(), shardCount: SHARDS, log: log.child({ node: name }) });
-  const shards = new ShardManager(etcd, membership, host, { shardCount: SHARDS, log: log.child({ node: name }) });
-  await membership.join();
-  shards.start();
-  const node = { name, etcd, nats, membership, host, shards, stopped: false };
+  const node = await startRuntimeNode({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, buckets: [RECORDS, SIDE], behaviors: [ledger], shardCount: SHARDS, log });
   nodes.push(node);
   await waitFor(async () => nodes.filter((n) => !n.stopped).reduce((s, n) => s + n.host.ownedCount, 0) === SHARDS ? true : undefined, { timeoutMs: 20000, what: 'every shard owned' });
   return node;
 }
 
-async function stopNode(n: Node): Promise<void> {
-  if (n.stopped) return;
-  n.stopped = true;
-  await n.shards.stop();
-  await n.host.stop();
-  await n.membership.leave();
-  await n.nats.close();
-  await n.etcd.close();
-}
+const stopNode = stopRuntimeNode;
 
 /** Detaches (or re-attaches) a KV bucket's subjects from its stream. */
 async function setAttached(bucket: string, attached: boolean): Promise<void> {
