@@ -24,9 +24,6 @@ export interface Workflow {
   handler: HandlerSpec & { metadata: { name: string } };
 }
 
-/** What a workflow refers to that does not exist: the workflow cannot run and is reported. */
-export class MissingResource extends Error {}
-
 export class WorkflowResolver {
   constructor(private readonly config: ConfigStore, private readonly log: Logger) {}
 

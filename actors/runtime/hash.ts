@@ -1,5 +1,4 @@
 import { SHARD_COUNT } from '../../proto/names.ts';
-import { routeKey } from './types.ts';
 
 const encoder = new TextEncoder();
 
@@ -21,7 +20,7 @@ function fnvBytes(bytes: Uint8Array): number {
   return hash >>> 0;
 }
 
-/** The shard of an actor: fnv1a32 of its route key (`kind/id`, or its entity's for co-located kinds). */
+/** The shard of an actor: fnv1a32 of `kind/id`. */
 export function shardOf(kind: string, id: string, shardCount = SHARD_COUNT): number {
-  return fnv1a32(routeKey(kind, id)) % shardCount;
+  return fnv1a32(`${kind}/${id}`) % shardCount;
 }

@@ -92,19 +92,10 @@ export class AlreadyApplied extends Error { constructor(readonly reply: unknown)
 /** Thrown inside a turn when the shard was lost under it: nothing is written, nothing replied. */
 export class Fenced extends Error { constructor() { super('shard no longer owned'); this.name = 'Fenced'; } }
 
-/** An error the actor reports to its caller (not retried). */
+/** An error the actor reports to its caller: `unavailable` is retried by `ask`, the others are final. */
 export class ActorError extends Error {
   constructor(readonly code: 'not_found' | 'invalid' | 'conflict' | 'internal' | 'unavailable', message: string) {
     super(message);
     this.name = 'ActorError';
   }
-}
-
-/** Where an actor lives: kinds that share a story share a shard (a check TTL lives with its entity). */
-export function routeKey(kind: string, id: string): string {
-  if (kind === 'ttl') {
-    const [ns, entity] = id.split('/');
-    return `entity/${ns}/${entity}`;
-  }
-  return `${kind}/${id}`;
 }

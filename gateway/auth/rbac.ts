@@ -17,17 +17,6 @@ export interface Access {
   name?: string;
 }
 
-/** The verb an HTTP method means: GET of a collection is `list`. */
-export function verbOf(method: string, hasName: boolean): Verb {
-  switch (method) {
-    case 'GET': case 'HEAD': return hasName ? 'get' : 'list';
-    case 'POST': return 'create';
-    case 'PUT': case 'PATCH': return 'update';
-    case 'DELETE': return 'delete';
-    default: return 'get';
-  }
-}
-
 const includesOrStar = (list: readonly string[] | null | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
 function ruleAllows(rule: Rule, a: Access): boolean {

@@ -6,7 +6,7 @@ import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/
 import { createLogger } from '../../proto/log.ts';
 import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
-import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
+import { NatsAdapter } from '../../actors/runtime/nats.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
 import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
 
