@@ -34,7 +34,16 @@ function etcdClient(hosts: string[]): Etcd3 {
   return c;
 }
 
-const kvOf = async (nc: NatsConnection): Promise<KV> => nc.jetstream().views.kv(BUCKET, { replicas: 3 });
+/**
+ * The bucket through one client. A replicated stream's creation in a cluster that just formed can
+ * outlast a JetStream API call's timeout on a busy machine: ask again (the creation is idempotent).
+ */
+async function kvOf(nc: NatsConnection): Promise<KV> {
+  for (let attempt = 1; ; attempt++) {
+    try { return await nc.jetstream({ timeout: 10_000 }).views.kv(BUCKET, { replicas: 3 }); }
+    catch (err) { if (attempt >= 4) throw err; }
+  }
+}
 
 test.before(loud(async () => {
   [nats, etcd] = await Promise.all([startNatsCluster({ size: 3 }), startEtcdCluster({ size: 3 })]);
@@ -53,7 +62,9 @@ test('nats cluster: three nodes, one meta leader, a replicas-3 KV bucket written
   assert.is(new Set(nats!.urls).size, 3, 'three distinct client URLs');
   const meta = await nats!.metaLeader();
   assert.ok(meta && nats!.node(meta), `meta leader ${meta} is one of ours`);
-  const kvs = await Promise.all(nats!.urls.map(async (u) => kvOf(await natsClient([u]))));
+  // Created through the first node, then opened through each of the others.
+  const kvs: KV[] = [];
+  for (const u of nats!.urls) kvs.push(await kvOf(await natsClient([u])));
   for (const [i, kv] of kvs.entries()) await kv.put(`via-${i}`, `node ${i}`);
   for (const [i] of kvs.entries()) {
     const reader = kvs[(i + 1) % kvs.length]!;
