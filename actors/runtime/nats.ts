@@ -206,8 +206,16 @@ export class NatsAdapter {
   }
 
   async kv(bucket: string, opts: { replicas?: number } = {}): Promise<KvStore> {
-    const kv = await this.js.views.kv(bucket, { history: 1, replicas: opts.replicas ?? 1, storage: StorageType.File, allow_direct: true });
-    return new KvStore(bucket, kv, this);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await this.js.views.kv(bucket, { history: 1, replicas: opts.replicas ?? 1, storage: StorageType.File, allow_direct: true });
+        return new KvStore(bucket, kv, this);
+      } catch (err) {
+        // A replicated bucket's creation in a cluster that is still electing can outlast one API call;
+        // creating it again is harmless. Any other failure (no JetStream at all) is reported at once.
+        if ((err as { code?: string }).code !== 'TIMEOUT' || attempt >= 5) throw err;
+      }
+    }
   }
 
   async close(): Promise<void> {
