@@ -54,10 +54,10 @@ const textOfReply = (a: Applied): string | undefined => {
 };
 
 /**
- * The header form of a list: a JSON array whose entries are `["id", reply]`, `["id"]` (no reply),
+ * The stored form of a list (a record's `seen`, a side record's header): a JSON array whose entries are `["id", reply]`, `["id"]` (no reply),
  * or just `"id"` when the reply is the same as the entry before's (most are: `{"stored":true}`).
  */
-export function encodeAppliedHeader(list: readonly Applied[]): string {
+export function encodeAppliedList(list: readonly Applied[]): string {
   let out = '[';
   let prev: string | undefined | null = null;
   for (let i = 0; i < list.length; i++) {
@@ -86,7 +86,7 @@ export function normalizeApplied(raw: unknown): Applied[] {
   return out;
 }
 
-export function decodeAppliedHeader(value: string | undefined): Applied[] {
+export function decodeAppliedList(value: string | undefined): Applied[] {
   if (!value) return [];
   try { return normalizeApplied(JSON.parse(value)); } catch { return []; }
 }

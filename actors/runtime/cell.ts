@@ -1,12 +1,12 @@
-import { encodeAppliedHeader, normalizeApplied, type Applied } from './applied.ts';
+import { encodeAppliedList, normalizeApplied, type Applied } from './applied.ts';
 import { Mailbox } from './mailbox.ts';
 import type { ActorBehavior, ActorRecord, Intent, IntentWrite, TimerSpec } from './types.ts';
 
 /**
  * A record this actor owns in another bucket, cached as text with the revision its next write
- * expects and the messages that wrote it last (see applied.ts).
+ * expects, the messages that wrote it last, and the record revision its writer had (see applied.ts).
  */
-export interface SideRecord { json: string | undefined; revision: number; applied: Applied[] }
+export interface SideRecord { json: string | undefined; revision: number; applied: Applied[]; base: number }
 
 /**
  * One live actor on its owner: the mailbox, the committed record and its revision, and the side
@@ -48,8 +48,8 @@ export const splitSideKey = (k: string): [string, string] => { const i = k.index
  * serialized values) instead of serializing them again. `state` directly follows `id`: the read
  * model tells a record without state by that prefix.
  */
-export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: { writes: Array<{ bucket: string; key: string; prev: number; ids: string[]; json: string | undefined }> }): Buffer {
-  let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${encodeAppliedHeader(seen)}`;
+export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: Intent): Buffer {
+  let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${encodeAppliedList(seen)}`;
   if (intent && intent.writes.length > 0) {
     const writes = intent.writes.map((w) => {
       const head = `[${JSON.stringify(w.bucket)},${JSON.stringify(w.key)},${w.prev},${JSON.stringify(w.ids)}`;

@@ -1,6 +1,6 @@
 import type { Logger } from '../../proto/log.ts';
 import {
-  APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedHeader, encodeAppliedHeader, findApplied,
+  APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedList, encodeAppliedList, findApplied,
   replyOf, type Applied,
 } from './applied.ts';
 import { decodeRecord, encodeRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
@@ -9,9 +9,7 @@ import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
 import type { RecordWriter } from './writer.ts';
 
-interface Side extends SideRecord { base: number }
-
-function valueFor(s: Side, messageId: string | undefined): unknown {
+function valueFor(s: SideRecord, messageId: string | undefined): unknown {
   const hit = findApplied(s.applied, messageId);
   if (hit) throw new AlreadyApplied(replyOf(hit));
   return s.json === undefined ? undefined : JSON.parse(s.json);
@@ -74,7 +72,7 @@ export class Committer {
    */
   readSide(cell: Cell, bucket: string, key: string, messageId: string | undefined): unknown {
     const sk = sideKey(bucket, key);
-    const cached = cell.side.get(sk) as Side | undefined;
+    const cached = cell.side.get(sk);
     return cached ? valueFor(cached, messageId) : this.side(cell, sk).then((s) => valueFor(s, messageId));
   }
 
@@ -104,7 +102,7 @@ export class Committer {
       for (let attempt = 0; ; attempt++) {
         cell.side.delete(sk);
         const cur = await this.side(cell, sk);
-        if (cur.base >= rev && cur.revision !== 0) break;
+        if (cur.base >= rev) break;
         if (cur.revision !== w.prev) { conflicted = true; break; }
         try { await this.writeSide(cell, sk, w.json, w.ids.map((id) => byId.get(id) ?? [id]), rev); break; }
         catch (err) { if (!(err instanceof CasConflictError) || attempt >= 2) throw err; }
@@ -124,14 +122,14 @@ export class Committer {
   /** Writes (or, with no text, removes) a side record: compare-and-set on its last revision. */
   private async writeSide(cell: Cell, sk: string, json: string | undefined, applied: Applied[], base: number): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
-    const prev = (cell.side.get(sk) as Side | undefined) ?? await this.side(cell, sk);
+    const prev = cell.side.get(sk) ?? await this.side(cell, sk);
     const list = appendApplied(prev.applied, applied, SIDE_APPLIED_LIMIT);
     const headers: Headers = { [BASE_HEADER]: String(base) };
-    if (list.length > 0) headers[APPLIED_HEADER] = encodeAppliedHeader(list);
+    if (list.length > 0) headers[APPLIED_HEADER] = encodeAppliedList(list);
     const revision = json === undefined
       ? await this.writer.remove(bucket, key, prev.revision, headers)
       : await this.writer.put(bucket, key, Buffer.from(json), prev.revision, headers);
-    cell.side.set(sk, { json, revision, applied: list, base } as Side);
+    cell.side.set(sk, { json, revision, applied: list, base });
   }
 
   /**
@@ -139,16 +137,16 @@ export class Committer {
    * of parsed events kept alive cost more in collection than parsing one again per turn), its
    * revision, and who wrote it.
    */
-  private async side(cell: Cell, sk: string): Promise<Side> {
-    const cached = cell.side.get(sk) as Side | undefined;
+  private async side(cell: Cell, sk: string): Promise<SideRecord> {
+    const cached = cell.side.get(sk);
     if (cached) return cached;
     const [bucket, key] = splitSideKey(sk);
     // A store that cannot answer now is a refusal to retry, not the actor's error.
     const e = await this.store(bucket).getLatest(key).catch((err: Error) => { throw new ActorError('unavailable', `cannot read ${bucket}/${key}: ${err.message}`); });
-    const s: Side = {
+    const s: SideRecord = {
       json: e && !e.deleted ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8') : undefined,
       revision: e?.revision ?? 0,
-      applied: decodeAppliedHeader(e?.headers[APPLIED_HEADER]),
+      applied: decodeAppliedList(e?.headers[APPLIED_HEADER]),
       base: Number(e?.headers[BASE_HEADER] ?? 0) || 0,
     };
     cell.side.set(sk, s);

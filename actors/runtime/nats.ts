@@ -321,16 +321,6 @@ export class KvStore {
     return ack.seq!;
   }
 
-  /** Delete, compare-and-set when `expectedRevision` is given. */
-  async delete(key: string, expectedRevision?: number): Promise<void> {
-    try {
-      await this.kv.delete(key, expectedRevision === undefined ? undefined : { previousSeq: expectedRevision });
-    } catch (err) {
-      if ((err as { api_error?: { err_code?: number } })?.api_error?.err_code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test((err as Error)?.message ?? '')) throw new CasConflictError(key);
-      throw err;
-    }
-  }
-
   /**
    * Follows the whole bucket for read models: every current entry, then every change. Each (re)start
    * of the watch calls `onStart`, then delivers all current entries, then `onReady`: a model can drop

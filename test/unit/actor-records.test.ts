@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appendApplied, applied, decodeAppliedHeader, encodeAppliedHeader, findApplied, normalizeApplied } from '../../actors/runtime/applied.ts';
+import { appendApplied, applied, decodeAppliedList, encodeAppliedList, findApplied, normalizeApplied } from '../../actors/runtime/applied.ts';
 import { decodeRecord, encodeRecord, recordHasNoState } from '../../actors/runtime/cell.ts';
 
 // The stored forms of atomic turns (docs/architecture.md, "Atomic turns"): records with `seen` and an
@@ -44,19 +44,19 @@ test('applied lists keep the newest entries, find by id, and keep small replies 
   assert.is(findApplied(list, undefined), undefined);
   assert.equal(applied('big', { s: 'x'.repeat(600) }), ['big', { duplicate: true }]);
   assert.equal(applied('none', undefined), ['none']);
-  assert.equal(decodeAppliedHeader(JSON.stringify(list)), list);
-  assert.equal(decodeAppliedHeader(encodeAppliedHeader(list)), list);
-  assert.equal(decodeAppliedHeader('not json'), []);
-  assert.equal(decodeAppliedHeader(undefined), []);
+  assert.equal(decodeAppliedList(JSON.stringify(list)), list);
+  assert.equal(decodeAppliedList(encodeAppliedList(list)), list);
+  assert.equal(decodeAppliedList('not json'), []);
+  assert.equal(decodeAppliedList(undefined), []);
 });
 
 test('the header form writes a reply once for a run of equal replies, and reads back the same list', () => {
   const list = [applied('a', { stored: true }), applied('b', { stored: true }), applied('c', undefined), applied('d', { n: 1 }), applied('e', { n: 1 })];
-  const text = encodeAppliedHeader(list);
+  const text = encodeAppliedList(list);
   assert.is(text, '[["a",{"stored":true}],"b",["c"],["d",{"n":1}],"e"]');
-  assert.equal(decodeAppliedHeader(text), [['a', { stored: true }], ['b', { stored: true }], ['c'], ['d', { n: 1 }], ['e', { n: 1 }]]);
+  assert.equal(decodeAppliedList(text), [['a', { stored: true }], ['b', { stored: true }], ['c'], ['d', { n: 1 }], ['e', { n: 1 }]]);
   // Trimmed from the front, the first entry still carries its reply.
-  assert.equal(decodeAppliedHeader(encodeAppliedHeader(appendApplied(list, [], 8).slice(1))), [['b', { stored: true }], ['c'], ['d', { n: 1 }], ['e', { n: 1 }]]);
+  assert.equal(decodeAppliedList(encodeAppliedList(appendApplied(list, [], 8).slice(1))), [['b', { stored: true }], ['c'], ['d', { n: 1 }], ['e', { n: 1 }]]);
 });
 
 test.run();
