@@ -132,10 +132,7 @@ export class AgentSession {
       const queued = this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ?? Promise.resolve(false);
       this.track(queued.then(
         (handled) => { this.log.debug('metrics event accepted', { id, handled, ...route.summary }); this.ack({ id, ok: true }); },
-        (err) => {
-          this.log.warn('metrics event not queued; the agent will resend it', { id, error: (err as Error).message });
-          if (this.ackRetry) this.ack({ id, ok: false, code: 'unavailable', message: (err as Error).message });
-        },
+        (err) => this.notStored(id, 'metrics event not queued; the agent will resend it', err as Error),
       ));
       return;
     }
@@ -145,12 +142,18 @@ export class AgentSession {
         const code = err instanceof ActorError ? err.code : 'internal';
         // A permanent refusal is final; anything else the agent resends with the same id.
         if (code === 'invalid' || code === 'not_found') { this.ack({ id, ok: false, code, message: (err as Error).message }); return; }
-        this.log.warn('event not stored; the agent will resend it', { id, error: (err as Error).message });
-        // An agent that understands it hears at once; an older one drops every refusal, so it is
-        // left to its acknowledgement timeout.
-        if (this.ackRetry) this.ack({ id, ok: false, code: 'unavailable', message: (err as Error).message });
+        this.notStored(id, 'event not stored; the agent will resend it', err as Error);
       },
     ));
+  }
+
+  /**
+   * An event that could not be made durable this time. An agent that understands it hears at once;
+   * an older one drops every refusal, so it is left to its acknowledgement timeout.
+   */
+  private notStored(id: string, what: string, err: Error): void {
+    this.log.warn(what, { id, error: err.message });
+    if (this.ackRetry) this.ack({ id, ok: false, code: 'unavailable', message: err.message });
   }
 
   private ack(a: Ack): void {
