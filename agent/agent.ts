@@ -1,6 +1,6 @@
 import type { AgentConfig } from '../proto/schemas/agent-config.ts';
 import type { Entity } from '../proto/schemas/entity.ts';
-import { createLogger, type Logger } from '../proto/log.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
 import { BackendConnection, type ConnectionOptions } from './connection.ts';
 import { buildEntity } from './entity.ts';
 import { readEntityConfig, withManaged, type ManagedFields } from './entity-config.ts';
@@ -11,13 +11,13 @@ import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
 import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
-import { systemInfo, type SystemInfo } from './system.ts';
+import { systemInfo, type SystemInfo } from '../lib/system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
 import { loadAllowList } from './checks/allow-list.ts';
 import type { AllowListEntry } from '../proto/schemas/check-request.ts';
 import { commandEnv } from './command-env.ts';
-import { AssetManager } from './assets/index.ts';
+import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source

@@ -4,10 +4,10 @@ import * as v from 'valibot';
 import WebSocket from 'ws';
 import { Ack, CONTENT_JSON, CONTENT_PROTOBUF, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType, type PayloadCodec } from '../proto/frames.ts';
 import { codecForContentType } from '../proto/wire/codec.ts';
-import type { Logger } from '../proto/log.ts';
+import type { Logger } from '../lib/log.ts';
 import { AGENT_CAPABILITIES, handshakeHeaders } from '../proto/schemas/handshake.ts';
 import { Backoff } from './backoff.ts';
-import { trustFailure } from '../proto/tls.ts';
+import { trustFailure } from '../lib/tls.ts';
 import type { AgentTls } from './tls.ts';
 
 // The agent's one WebSocket to some backend of the cluster. It never gives up: every failure (refused,

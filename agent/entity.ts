@@ -1,7 +1,7 @@
 import type { AgentConfig } from '../proto/schemas/agent-config.ts';
 import type { Entity } from '../proto/schemas/entity.ts';
 import { VERSION } from '../proto/version.ts';
-import type { SystemInfo } from './system.ts';
+import type { SystemInfo } from '../lib/system.ts';
 
 // The agent's own entity (core/v2 shape). The agent is the source of truth for it: every keepalive
 // carries it whole, so the backend can register an unknown agent from the first keepalive alone.

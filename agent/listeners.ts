@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../proto/schemas/agent-config.ts';
-import type { Logger } from '../proto/log.ts';
+import type { Logger } from '../lib/log.ts';
 import { VERSION } from '../proto/version.ts';
 import { startApi } from './api/server.ts';
 import type { EventSink } from './events/prepare.ts';

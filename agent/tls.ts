@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../proto/schemas/agent-config.ts';
-import { readCertificates, readKeyPair } from '../proto/tls.ts';
+import { readCertificates, readKeyPair } from '../lib/tls.ts';
 
 /**
  * What the agent hands `ws` for wss URLs. `cert`/`key` present means mutual TLS: the backend then

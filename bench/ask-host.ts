@@ -9,7 +9,7 @@
  * every second. Stops on SIGTERM/SIGINT (leaves the cluster, exits 0, so --cpu-prof is written).
  */
 import { parseArgs } from 'node:util';
-import { createLogger } from '../proto/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { SHARD_COUNT } from '../proto/names.ts';
 import { EtcdAdapter } from '../actors/runtime/etcd.ts';
 import { NatsAdapter, type KvStore } from '../actors/runtime/nats.ts';

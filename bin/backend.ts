@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
-import { ConfigError, helpText, mergeSources, parseArgv, validateConfig, type FlagSpec } from '../proto/config-loader.ts';
-import { createLogger } from '../proto/log.ts';
+import { helpText, mergeSources, parseArgv, validateConfig } from '../lib/config-loader.ts';
+import { ConfigError, type FlagSpec } from '../proto/flags.ts';
+import { createLogger } from '../lib/log.ts';
 import { etcdKeys } from '../proto/names.ts';
 import { BACKEND_CONFIG_FILE, BACKEND_ENV_PREFIX, BackendConfig, backendFlags, InitConfig, initFlags } from '../proto/schemas/backend-config.ts';
 import { EtcdAdapter } from '../actors/runtime/etcd.ts';

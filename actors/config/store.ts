@@ -1,5 +1,5 @@
 import { etcdKeys } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EtcdAdapter, EtcdRecord } from '../runtime/etcd.ts';
 
 /** `lease`: the etcd lease id of a key with a deadline ('0' or absent: none). */

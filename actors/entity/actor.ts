@@ -15,7 +15,7 @@ import {
 } from './messages.ts';
 import { deregistrationEvent, resolutionEvent, type DeregistrationCause } from './deregistration.ts';
 import { registrationEvent } from './registration.ts';
-import { redactEntity } from '../../proto/redact.ts';
+import { redactEntity } from '../../lib/redact.ts';
 import { withStoredConfig } from './managed.ts';
 import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
 import { queueJob, type PipelineInterest } from './jobs.ts';

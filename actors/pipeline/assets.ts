@@ -1,10 +1,10 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { configKeys } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import { AssetManager, type Asset } from '../../agent/assets/index.ts';
-import { systemInfo } from '../../agent/system.ts';
+import { AssetManager, type Asset } from '../../lib/assets/index.ts';
+import { systemInfo } from '../../lib/system.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { ExecContext } from './types.ts';
 

@@ -1,5 +1,5 @@
-import { JsSandbox } from '../../proto/js-sandbox.ts';
-import type { Logger } from '../../proto/log.ts';
+import { JsSandbox } from '../../lib/js-sandbox.ts';
+import type { Logger } from '../../lib/log.ts';
 import { parseTimeOfDay, WEEKDAYS } from '../../proto/time-of-day.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { filterView } from './synthesize.ts';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { applyFilter } from './filters.ts';
 import { mutate } from './mutators/index.ts';
 import { runHandler } from './handlers/index.ts';

@@ -1,4 +1,4 @@
-import { redactEventEntity } from '../../proto/redact.ts';
+import { redactEventEntity } from '../../lib/redact.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventExtras } from './types.ts';
 import { isResolution } from '../entity/check-state.ts';

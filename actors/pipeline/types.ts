@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventFilter, Handler, Mutator } from '../../proto/schemas/resources/pipeline.ts';
 

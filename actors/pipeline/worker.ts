@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { AckPolicy, type Consumer, type JsMsg } from 'nats';
 import { streams, subjects } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { PipelineJobSchema } from '../../proto/schemas/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
 import { jobNamespace, runJob } from './run.ts';

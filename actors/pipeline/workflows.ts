@@ -1,5 +1,5 @@
 import { configKeys } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { ConfigStore } from '../config/store.ts';
 import { namedHandlers, pipelineRefs } from '../entity/jobs.ts';

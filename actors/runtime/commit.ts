@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import {
   APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedList, encodeAppliedList, findApplied,
   replyOf, type Applied,

@@ -1,5 +1,5 @@
 import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { applied, findApplied, replyOf, type Applied } from './applied.ts';
 import { Cell, decodeRecord } from './cell.ts';
 import { Committer } from './commit.ts';

@@ -1,5 +1,5 @@
 import { etcdKeys } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EtcdAdapter, SessionLease } from './etcd.ts';
 
 export interface MembershipOptions {

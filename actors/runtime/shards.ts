@@ -1,5 +1,5 @@
 import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EtcdAdapter } from './etcd.ts';
 import type { Membership } from './membership.ts';
 import { shardsOf } from './placement.ts';

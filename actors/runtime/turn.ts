@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { sideKey, type Cell } from './cell.ts';
 import type { TimerSpec, Turn } from './types.ts';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Applied } from './applied.ts';
 
 /** A durable deadline as kept in an actor's record. */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { AckPolicy, type ConsumerMessages } from 'nats';
 import { configKeys, streams, subjects } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { QueuedAdhoc } from '../../proto/schemas/resources/checks.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';

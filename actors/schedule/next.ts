@@ -1,4 +1,5 @@
-import { nextCronFire, parseCron } from './cron.ts';
+import { nextCronFire } from '../../lib/cron.ts';
+import { parseCron } from '../../proto/cron.ts';
 import { nextIntervalFire } from './splay.ts';
 import type { StoredCheck } from './messages.ts';
 

@@ -1,5 +1,5 @@
 import { createContext, Script } from 'node:vm';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 
 const EXPRESSION_TIMEOUT_MS = 100;
 

@@ -1,5 +1,5 @@
 import { configKeys } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { ActorClient } from '../runtime/ask.ts';
 import { SCHEDULE_KIND, scheduleId, type StoredCheck } from './messages.ts';

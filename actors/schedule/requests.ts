@@ -1,5 +1,5 @@
 import { configKeys, subjects } from '../../proto/names.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { ConfigStore } from '../config/store.ts';
 import { SEP, type EntityReadModel } from '../entity/read-model.ts';
 import type { StoredCheck } from './messages.ts';

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { ApiEvent } from '../../proto/schemas/agent-input.ts';
 import type { Event } from '../../proto/schemas/event.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
 import { listen, type Listener } from '../listen.ts';
 

@@ -4,8 +4,8 @@ import { CheckRequest, type RequestCheckConfig, type RequestHookConfig } from '.
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { AllowListEntry } from '../../proto/schemas/check-request.ts';
-import type { Logger } from '../../proto/log.ts';
-import { applyAssetEnv, type Asset, type AssetEnv } from '../assets/index.ts';
+import type { Logger } from '../../lib/log.ts';
+import { applyAssetEnv, type Asset, type AssetEnv } from '../../lib/assets/index.ts';
 import { Asset as AssetSchema } from '../../proto/schemas/resources/assets.ts';
 import { checkAllowed, DENIED_OUTPUT } from './allow-list.ts';
 import { buildCheckEvent, type Execution, type ExtractMetrics, type HookResult } from './event.ts';
@@ -27,7 +27,7 @@ export interface CheckExecutorDeps {
   commandEnv: () => Record<string, string>;
   allowList?: AllowListEntry[];
   disableAssets: boolean;
-  /** The asset seam (agent/assets): fetches what a command needs; rejects with a message for the event. */
+  /** The asset seam (lib/assets): fetches what a command needs; rejects with a message for the event. */
   prepareAssets?: (assets: Asset[], entity: Entity) => Promise<AssetEnv>;
   /** The metric-extraction seam (agent/metrics). */
   extractMetrics?: ExtractMetrics;

@@ -1,7 +1,7 @@
-import { runInGroup } from '../../proto/process-group.ts';
+import { runInGroup } from '../../lib/process-group.ts';
 
 // Runs one check or hook command the way the reference does (3.9): through the shell in a process
-// group of its own (proto/process-group.ts), stdout and stderr combined in arrival order.
+// group of its own (lib/process-group.ts), stdout and stderr combined in arrival order.
 
 export const TIMED_OUT_OUTPUT = 'Execution timed out\n';
 /** Output kept in memory per command; an event must still fit in one frame (1 MB). */

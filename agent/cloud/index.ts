@@ -1,5 +1,5 @@
-import type { Logger } from '../../proto/log.ts';
-import type { SystemInfo } from '../system.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { SystemInfo } from '../../lib/system.ts';
 import { detectCloudProvider, type CloudProbeOptions, type CloudProvider } from './detect.ts';
 
 export { detectCloudProvider, type CloudProvider } from './detect.ts';

@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 import { Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, point } from './text.ts';
 
 // Graphite plaintext: `path value timestamp` per line. The path may carry Graphite 1.1 tags,

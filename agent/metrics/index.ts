@@ -3,14 +3,13 @@ import { parseInflux } from './influxdb.ts';
 import { parseNagios } from './nagios.ts';
 import { parseOpenTSDB } from './opentsdb.ts';
 import { parsePrometheus } from './prometheus.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 
 // Metric extraction: turns a check's output into metric points (reference 3.10). Pure and
 // synchronous; bad output never throws: unparsable lines are skipped and described in `errors`
 // (at most 20, then a count). Every point has a finite value and a whole-second timestamp, and
 // the check's `output_metric_tags` are appended after the point's own tags.
 
-export interface MetricTag { name: string; value: string }
-export interface MetricPoint { name: string; value: number; timestamp: number; tags: MetricTag[] }
 export type MetricFormat = 'nagios_perfdata' | 'graphite_plaintext' | 'influxdb_line' | 'opentsdb_line' | 'prometheus_text';
 
 type Parser = (output: string, executed: number, tags: MetricTag[]) => { points: MetricPoint[]; errors: string[] };

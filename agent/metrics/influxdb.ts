@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 import { epochToSeconds, LineError, parseFloatStrict, parseLines, point } from './text.ts';
 
 // InfluxDB line protocol: `measurement[,tag=v...] field=value[,field=value...] [timestamp]`.

@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 import { Errors, point } from './text.ts';
 
 // Nagios plugin perfdata (Nagios Plugin Development Guidelines, "Plugin Output"):

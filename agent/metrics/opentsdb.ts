@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 import { epochToSeconds, Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, point } from './text.ts';
 
 // OpenTSDB telnet-style lines: `[put ]name timestamp value [tagk=tagv ...]`. Like OpenTSDB, a

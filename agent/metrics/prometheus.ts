@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 import { LineError, parseFloatStrict, parseLines, point } from './text.ts';
 
 // Prometheus text exposition format 0.0.4: `name{label="value",...} value [timestamp_ms]`.

@@ -1,4 +1,4 @@
-import type { MetricPoint, MetricTag } from './index.ts';
+import type { MetricPoint, MetricTag } from './point.ts';
 
 // Shared plumbing for the line parsers: line iteration without split(), a strict number parser
 // (Number() would take '', ' ', '0x1f' and 'Infinity'), and a bounded error list so garbage

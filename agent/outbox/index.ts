@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { Relay, type AckInfo, type Transport } from './relay.ts';
 import { MEMORY_CACHE_DIR, MEMORY_QUEUE_LIMIT, MemoryQueue } from './memory.ts';

@@ -1,5 +1,5 @@
 import { RETRYABLE_ACK_CODES } from '../../proto/frames.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { Backoff, type BackoffOptions } from '../backoff.ts';
 
 /** A queued event as the relay sees it: its place in the queue and its id (what acks name). */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { EventRefusedError } from '../events/prepare.ts';
 import { lockCacheDir, OutboxOpenError } from './lock.ts';
 import { encodeRecord, HEADER_BYTES, MAX_RECORD_PAYLOAD, scanRecords } from './records.ts';

@@ -1,7 +1,8 @@
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../../proto/config-loader.ts';
-import { loadServiceOptions, type ServiceOptions } from '../../proto/schemas/agent-service.ts';
+import { ConfigError } from '../../proto/flags.ts';
+import { type ServiceOptions } from '../../proto/schemas/agent-service.ts';
+import { loadServiceOptions } from './options.ts';
 import { daemonReload, UNIT_NAME, unitText } from './systemd.ts';
 
 // `monitor-agent service install|uninstall`. On Linux it manages a systemd unit; the Windows

@@ -1,5 +1,5 @@
 import { createServer, type Socket } from 'node:net';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
 import { listen, type Listener } from '../listen.ts';
 import { parsePayload } from './payload.ts';

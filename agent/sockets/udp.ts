@@ -1,6 +1,6 @@
 import { createSocket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
 import { bindUdp, type Listener } from '../listen.ts';
 import { parsePayload } from './payload.ts';

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import * as v from 'valibot';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { StatsdLine } from '../../proto/schemas/statsd.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventSink } from '../events/prepare.ts';

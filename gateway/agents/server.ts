@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import { CONTENT_JSON, CONTENT_PROTOBUF, MAX_FRAME_BYTES } from '../../proto/frames.ts';
 import { codecForAccept } from '../../proto/wire/codec.ts';
 import { errorBody, kindOfStatus } from '../../proto/errors.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
@@ -14,7 +14,7 @@ import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
 import { certificateUser, type AgentServerTls } from './tls.ts';
-import { trustFailure } from '../../proto/tls.ts';
+import { trustFailure } from '../../lib/tls.ts';
 
 export interface AgentGatewayOptions extends SessionDeps {
   host: string;

@@ -5,7 +5,7 @@ import { AGENT_CAPABILITIES } from '../../proto/schemas/handshake.ts';
 import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { Event, KeepaliveEvent } from '../../proto/schemas/event.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 import type { PipelineQueue } from '../../actors/pipeline/queue.ts';

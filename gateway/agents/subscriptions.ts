@@ -4,7 +4,7 @@ import { describeIssues } from '../../proto/schemas/common.ts';
 import { CheckRequest } from '../../proto/schemas/check-request.ts';
 import { Entity } from '../../proto/schemas/entity.ts';
 import { encodeFrame, ENTITY_NOT_FOUND, type PayloadCodec } from '../../proto/frames.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 
 // Check requests reach an agent through the subjects of its subscriptions (reference 2.5 steps

@@ -1,7 +1,7 @@
 import type { TLSSocket } from 'node:tls';
-import { ConfigError } from '../../proto/config-loader.ts';
+import { ConfigError } from '../../proto/flags.ts';
 import type { BackendConfig } from '../../proto/schemas/backend-config.ts';
-import { readCertificates, readKeyPair, trustFailure } from '../../proto/tls.ts';
+import { readCertificates, readKeyPair, trustFailure } from '../../lib/tls.ts';
 import { HandshakeError } from './handshake.ts';
 
 /** TLS of the agent port: the server's own pair, and how agents' client certificates are treated. */

@@ -3,7 +3,7 @@ import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityReads } from '../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../actors/entity/read-model.ts';
 import type { EntityLimit } from '../../actors/entity/limit.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';

@@ -4,8 +4,8 @@ import type { EntityReadModel, EventChange } from '../../actors/entity/read-mode
 /** What a feed follows: the read model's change hook. */
 export type ChangeSource = Pick<EntityReadModel, 'onEventChange'>;
 import { errorBody } from '../../proto/errors.ts';
-import type { Logger } from '../../proto/log.ts';
-import { redactJsonText } from '../../proto/redact.ts';
+import type { Logger } from '../../lib/log.ts';
+import { redactJsonText } from '../../lib/redact.ts';
 
 /** Bytes a stream may have waiting for a slow client before it is closed. */
 export const STREAM_QUEUE_CAP = 8 * 1024 * 1024;

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { configKeys, etcdKeys } from '../../proto/names.ts';
 import type { AuthProvider } from '../../proto/schemas/resources/authproviders.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { VerifiedCache } from './passwords.ts';
 import type { Subject } from './rbac.ts';
 import { USERS_GROUP } from './seed.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { configKeys, etcdKeys } from '../../proto/names.ts';
 import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { Role, RoleBinding } from '../../proto/schemas/resources/rbac.ts';
 import { hashPassword } from './passwords.ts';
 import { AGENTS_GROUP, DEFAULT_AGENT_PASSWORD, DEFAULT_AGENT_USER, type StoredUser } from './users.ts';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import * as v from 'valibot';
-import { ConfigError, mergeSources, parseArgv, validateConfig, type FlagSpec } from '../config-loader.ts';
-import { LOG_LEVELS } from '../log.ts';
+import type { FlagSpec } from '../flags.ts';
+import { LOG_LEVELS } from '../log-levels.ts';
 import { Name } from './common.ts';
 import { DEFAULT_REDACT } from './entity.ts';
 
@@ -180,20 +180,3 @@ export const AgentConfig = v.pipe(
     (i) => `must not be lower than --retry-min (${i.input['retry-min']})`), ['retry-max']),
 );
 export type AgentConfig = v.InferOutput<typeof AgentConfig>;
-
-export interface LoadAgentConfigOptions {
-  /** Overrides the default file path (tests point it at a file that does not exist). */
-  defaultConfigFile?: string;
-}
-
-/** Flags after `start` + environment + config file + defaults, validated. Throws ConfigError. */
-export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv, opts: LoadAgentConfigOptions = {}): AgentConfig {
-  const args = parseArgv(argv, agentFlags);
-  const stray = args.command ?? args.rest[0];
-  if (stray !== undefined) throw new ConfigError(`unexpected argument "${stray}"`);
-  const raw = mergeSources({
-    specs: agentFlags, args, env, envPrefix: AGENT_ENV_PREFIX,
-    configFileFlag: 'config-file', defaultConfigFile: opts.defaultConfigFile ?? AGENT_CONFIG_FILE,
-  });
-  return validateConfig(AgentConfig, raw);
-}

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ConfigError, parseArgv, validateConfig, type FlagSpec } from '../config-loader.ts';
+import type { FlagSpec } from '../flags.ts';
 import { AGENT_ENV_PREFIX } from './agent-config.ts';
 
 // Flags of `monitor-agent service install|uninstall`. They describe the service, not the agent, so
@@ -21,16 +21,3 @@ export const ServiceOptions = v.object({
   'unit-dir': v.pipe(Path, v.minLength(1, 'must not be empty')),
 });
 export type ServiceOptions = v.InferOutput<typeof ServiceOptions>;
-
-/**
- * Flags after `service install|uninstall`. Only MONITOR_SYSTEMD_UNIT_DIR comes from the environment:
- * the agent's MONITOR_CONFIG_FILE must not leak into the unit, which names its file explicitly.
- */
-export function loadServiceOptions(argv: string[], env: NodeJS.ProcessEnv): ServiceOptions {
-  const args = parseArgv(argv, serviceFlags);
-  const stray = args.command ?? args.rest[0];
-  if (stray !== undefined) throw new ConfigError(`unexpected argument "${stray}"`);
-  const last = (name: string): unknown => args.values.get(name)?.at(-1);
-  const raw = Object.fromEntries(serviceFlags.map((f) => [f.name, last(f.name) ?? (f.env ? env[f.env] : undefined) ?? f.default]));
-  return validateConfig(ServiceOptions, raw);
-}

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
-import type { FlagSpec } from '../config-loader.ts';
-import { LOG_LEVELS } from '../log.ts';
+import type { FlagSpec } from '../flags.ts';
+import { LOG_LEVELS } from '../log-levels.ts';
 import { Name } from './common.ts';
 
 export const BACKEND_ENV_PREFIX = 'MONITOR_BACKEND_';

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { envName } from '../../proto/config-loader.ts';
+import { envName } from '../../lib/config-loader.ts';
 import { AGENT_ENV_PREFIX, agentFlags } from '../../proto/schemas/agent-config.ts';
 import { AGENT_BIN, startAgent, startBackend, tempDir, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 

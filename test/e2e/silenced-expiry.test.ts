@@ -7,7 +7,7 @@ import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { ConfigStore } from '../../actors/config/store.ts';
 import { SilencedIndex } from '../../actors/config/silenced-index.ts';
 import { configKeys } from '../../proto/names.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 
 // Silenced entries with an expiry disappear at their deadline because etcd itself deletes them
 // (a lease nobody renews): it happens on time, counts from begin, survives SIGKILL of the node

@@ -2,7 +2,7 @@
  * One node of the actor runtime inside the test process (etcd membership, shard manager, actor host)
  * over a real etcd and nats-server: the runtime's integration suites run several of them side by side.
  */
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
 import { Membership } from '../../actors/runtime/membership.ts';

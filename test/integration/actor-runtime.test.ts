@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEtcd, startNats, waitFor } from '../harness/index.ts';
 import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/runtime-node.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { NatsAdapter } from '../../actors/runtime/nats.ts';

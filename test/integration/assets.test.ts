@@ -9,9 +9,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as https from 'node:https';
 import { freePort, tempDir, removeTempDir } from '../harness/index.ts';
 import { makeTestCerts, type TestCerts } from '../harness/certs.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import { AssetManager, AssetError, applyAssetEnv, assetPathVar, type Asset } from '../../agent/assets/index.ts';
+import { AssetManager, AssetError, applyAssetEnv, assetPathVar, type Asset } from '../../lib/assets/index.ts';
 
 // The asset manager against a real HTTP server serving real archives built with the system `tar`;
 // the unpacked asset is then used by a real child process.

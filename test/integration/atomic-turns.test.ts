@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { startEtcd, startNats, waitFor } from '../harness/index.ts';
 import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/runtime-node.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
 import { encodeRecord } from '../../actors/runtime/cell.ts';

@@ -13,13 +13,13 @@ import { Etcd3 } from 'etcd3';
 import { connect } from 'nats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger, type Logger } from '../../proto/log.ts';
+import { createLogger, type Logger } from '../../lib/log.ts';
 import {
   checkPortsFree, claimStateDir, hostPortOfUrl, parseHostPort, PortInUseError, resolveBinary,
   startEmbeddedEtcd, startEmbeddedNats, Supervisor, type EmbeddedService,
-} from '../../actors/embedded/index.ts';
-import { natsGreets } from '../../actors/embedded/nats.ts';
-import { isAlive } from '../../actors/embedded/proc.ts';
+} from '../../lib/embedded/index.ts';
+import { natsGreets } from '../../lib/embedded/nats.ts';
+import { isAlive } from '../../lib/embedded/proc.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'embedded-supervisor.ts');

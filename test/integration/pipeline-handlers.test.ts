@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { freePort, tempDir, startEtcd, loud, type EtcdServer } from '../harness/index.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { configKeys } from '../../proto/names.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { ConfigStore } from '../../actors/config/store.ts';

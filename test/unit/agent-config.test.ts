@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError } from '../../proto/config-loader.ts';
-import { agentFlags, loadAgentConfig, normalizeBackendUrl } from '../../proto/schemas/agent-config.ts';
+import { ConfigError } from '../../proto/flags.ts';
+import { agentFlags, normalizeBackendUrl } from '../../proto/schemas/agent-config.ts';
+import { loadAgentConfig } from '../../agent/config.ts';
 import { DEFAULT_REDACT } from '../../proto/schemas/entity.ts';
-import { LOG_LEVELS } from '../../proto/log.ts';
+import { LOG_LEVELS } from '../../proto/log-levels.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-config-'));
 const NO_FILE = join(dir, 'absent.yml');

@@ -9,7 +9,7 @@ import { LOCK_FILE, lockCacheDir, OutboxOpenError } from '../../agent/outbox/loc
 import { encodeRecord, scanRecords } from '../../agent/outbox/records.ts';
 import { Relay, type Transport } from '../../agent/outbox/relay.ts';
 import { OutboxStore, type StoreOptions } from '../../agent/outbox/store.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { tempDir } from '../harness/tmp.ts';
 
 // The outbox on real files in a temporary cache-dir: durability, order, repair, bounds, cleanup.

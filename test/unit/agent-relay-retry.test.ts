@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { MemoryQueue } from '../../agent/outbox/memory.ts';
 import { Relay, RETRY_BACKOFF_MS, type RelayOptions, type Transport } from '../../agent/outbox/relay.ts';
 import type { BackoffOptions } from '../../agent/backoff.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 
 // Acks refused with a retryable code (`unavailable`): the relay keeps the event, puts it back in the
 // line in order, and pauses sending for a growing backoff that an accepted event resets. Driven

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runService, WINDOWS_SERVICE_NAME, type ServiceContext } from '../../agent/service/index.ts';
 import { unitText, unitWord } from '../../agent/service/systemd.ts';
-import { loadServiceOptions } from '../../proto/schemas/agent-service.ts';
+import { loadServiceOptions } from '../../agent/service/options.ts';
 
 function ctx(platform: NodeJS.Platform): ServiceContext & { outLines: string[]; errLines: string[] } {
   const outLines: string[] = [];

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CronError, nextCronFire, parseCron } from '../../actors/schedule/cron.ts';
+import { nextCronFire } from '../../lib/cron.ts';
+import { CronError, parseCron } from '../../proto/cron.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const next = (expr: string, after: string) => {

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, mergeSources, parseArgv, validateConfig } from '../../proto/config-loader.ts';
+import { mergeSources, parseArgv, validateConfig } from '../../lib/config-loader.ts';
+import { ConfigError } from '../../proto/flags.ts';
 import { BACKEND_ENV_PREFIX, BackendConfig, backendFlags } from '../../proto/schemas/backend-config.ts';
 import { readEntityConfig, withManaged } from '../../agent/entity-config.ts';
 import { EntityLimit } from '../../actors/entity/limit.ts';

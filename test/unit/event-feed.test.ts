@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EventChange, EventChangeListener } from '../../actors/entity/read-model.ts';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { EventFeed } from '../../gateway/api/event-feed.ts';
 
 // The fan-out behind the live event stream, fed straight from the read model's change hook: the

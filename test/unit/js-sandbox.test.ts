@@ -1,7 +1,7 @@
 // suite-timeout: 60
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { JsSandbox, forbiddenKeyword } from '../../proto/js-sandbox.ts';
+import { JsSandbox, forbiddenKeyword } from '../../lib/js-sandbox.ts';
 
 const sb = new JsSandbox();
 const input = { check: { status: 2, executed: 0, labels: { a: 'b' } }, entity: { metadata: { name: 'e1' } }, list: [1, 2] };

@@ -3,7 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { extractMetrics, METRIC_FORMATS, type MetricPoint } from '../../agent/metrics/index.ts';
+import { extractMetrics, METRIC_FORMATS } from '../../agent/metrics/index.ts';
+import { type MetricPoint } from '../../agent/metrics/point.ts';
 
 const EXECUTED = 1700000000;
 const run = (format: string, output: string, tags?: { name: string; value: string }[]) => extractMetrics(format, output, { executed: EXECUTED, tags });

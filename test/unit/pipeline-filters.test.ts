@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { EventFilter } from '../../proto/schemas/resources/pipeline.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { applyFilter, inWindows, parseTimeOfDay } from '../../actors/pipeline/filters.ts';

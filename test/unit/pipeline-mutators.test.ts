@@ -1,7 +1,7 @@
 // suite-timeout: 60
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { mutate, DEFAULT_JS_MUTATOR_TIMEOUT_MS } from '../../actors/pipeline/mutators/index.ts';
 import type { ExecContext, MutatorRef, MutatorSpec } from '../../actors/pipeline/types.ts';

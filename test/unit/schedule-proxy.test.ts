@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger } from '../../proto/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { matchEntities } from '../../actors/schedule/proxy.ts';
 
 const lines: string[] = [];

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError } from '../../proto/config-loader.ts';
-import { NOT_TRUSTED, readCertificates, readKeyPair, trustFailure } from '../../proto/tls.ts';
+import { ConfigError } from '../../proto/flags.ts';
+import { NOT_TRUSTED, readCertificates, readKeyPair, trustFailure } from '../../lib/tls.ts';
 import { loadAgentServerTls } from '../../gateway/agents/tls.ts';
 import { makeTestCerts } from '../harness/certs.ts';
 

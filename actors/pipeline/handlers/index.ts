@@ -2,9 +2,7 @@ import type { ExecContext, HandlerOutcome, HandlerSpec } from '../types.ts';
 import { pipeHandle } from './pipe.ts';
 import { tcpHandle } from './tcp.ts';
 import { udpHandle } from './udp.ts';
-
-/** What a handler kind reports; `runHandler` adds the name and the duration. */
-export interface KindResult { ok: boolean; error?: string; status?: number }
+import type { KindResult } from './result.ts';
 
 /**
  * Runs one handler with an already mutated payload (reference 3.13). Never throws: every failure

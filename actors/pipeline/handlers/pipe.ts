@@ -1,6 +1,6 @@
 import type { ExecContext, HandlerSpec } from '../types.ts';
 import { execCommand, stderrExcerpt } from '../exec.ts';
-import type { KindResult } from './index.ts';
+import type { KindResult } from './result.ts';
 
 /** A handler's stdout only goes to the debug log; the rest is read and dropped. */
 const MAX_HANDLER_OUTPUT = 64 * 1024;

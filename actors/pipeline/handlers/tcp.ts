@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import type { ExecContext, HandlerSpec } from '../types.ts';
-import type { KindResult } from './index.ts';
+import type { KindResult } from './result.ts';
 
 /** Seconds for dial plus write when the handler sets none (reference 3.13). */
 export const DEFAULT_SOCKET_TIMEOUT = 60;

@@ -1,7 +1,7 @@
 import * as dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import type { ExecContext, HandlerSpec } from '../types.ts';
-import type { KindResult } from './index.ts';
+import type { KindResult } from './result.ts';
 import { socketTimeout } from './tcp.ts';
 
 /** The largest UDP payload over IPv4 (65535 - 8 byte UDP header - 20 byte IP header). */

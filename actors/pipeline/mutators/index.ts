@@ -1,4 +1,4 @@
-import { JsSandbox } from '../../../proto/js-sandbox.ts';
+import { JsSandbox } from '../../../lib/js-sandbox.ts';
 import type { Event } from '../../../proto/schemas/event.ts';
 import type { ExecContext, MutatorRef, MutatorSpec } from '../types.ts';
 import { pipeMutate } from './pipe.ts';

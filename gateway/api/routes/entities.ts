@@ -13,7 +13,7 @@ import { page, pagingOf } from '../paginate.ts';
 import { placeInUrl } from '../resources.ts';
 import { metadataLabels, selectorOf, type Predicate } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
-import { redactEntity, redactJsonText } from '../../../proto/redact.ts';
+import { redactEntity, redactJsonText } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
 /** Redacted text per read-model item: items are replaced on change, so one scan serves every list. */

@@ -13,7 +13,7 @@ import { pagingOf } from '../paginate.ts';
 import { eventLabels, selectorOf } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
 import { filter, nsOfKey, sendItems } from './entities.ts';
-import { redactEventEntity } from '../../../proto/redact.ts';
+import { redactEventEntity } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
 type Named = { metadata?: { name?: unknown; namespace?: unknown } } | undefined;

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Asset as AssetSchema } from '../../proto/schemas/resources/assets.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 import { AssetError } from './errors.ts';
 import { FilterContext } from './filters.ts';
 import { TokenBucket } from './rate-limit.ts';

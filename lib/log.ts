@@ -1,8 +1,8 @@
+import type { LogLevel } from '../proto/log-levels.ts';
+
 // Structured JSON-line logging shared by every program. One line per record, written to stderr so
 // that stdout stays free for command output (`version`, `make run` hints).
 
-export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'info', 'debug'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const rank: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5 };
 

@@ -1,31 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import { describeIssues } from './schemas/common.ts';
+import { describeIssues } from '../proto/schemas/common.ts';
+import { ConfigError, type FlagSpec } from '../proto/flags.ts';
 
 // Program configuration from four sources, in order of precedence: command-line flag > environment
 // variable > YAML config file > default. Flags are declared once; the merged raw values are then
 // validated by the program's valibot schema, so every value is checked the same way whatever its
 // source.
-
-export type FlagType = 'string' | 'int' | 'float' | 'bool' | 'list' | 'map';
-
-export interface FlagSpec {
-  name: string;
-  type: FlagType;
-  description: string;
-  default?: unknown;
-  /** Environment variable when it does not follow the `<PREFIX><NAME>` rule. */
-  env?: string;
-  short?: string;
-  /** Deprecated spelling accepted on the command line and in files. */
-  alias?: string;
-}
-
-/** A configuration problem: one line naming the flag; programs exit with status 2. */
-export class ConfigError extends Error {
-  constructor(message: string) { super(message); this.name = 'ConfigError'; }
-}
 
 export const envName = (prefix: string, flag: string) => prefix + flag.replace(/-/g, '_').toUpperCase();
 

@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { ConfigError } from './config-loader.ts';
+import { ConfigError } from '../proto/flags.ts';
 
 // TLS material shared by the agent (client) and the backend's agent port (server): PEM files read
 // once at start with errors that name the flag, and the one wording both sides use for a

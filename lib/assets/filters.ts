@@ -3,7 +3,7 @@
 // of the entity, created inside that context: objects made in our realm would hand out our
 // `Function` constructor (and through it `process`) via `entity.constructor.constructor`.
 import * as vm from 'node:vm';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 
 const TIMEOUT_MS = 100;
 

@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 import { resolveBinary } from './binaries.ts';
 import { checkPortsFree, parseHostPort } from './ports.ts';
 import { connectableHost, serviceOf, type EmbeddedService } from './service.ts';

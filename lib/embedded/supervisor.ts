@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 import { cmdlineOf, isAlive, readPidFile, signal, waitGone } from './proc.ts';
 
 export interface SupervisorOptions {

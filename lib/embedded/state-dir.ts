@@ -2,7 +2,7 @@
 // and data dirs, and each would "clean up" the other's children as stale.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 import { cmdlineOf, isAlive, readPidFile } from './proc.ts';
 
 const BACKEND_MARKERS = ['monitor-backend', 'bin/backend'];

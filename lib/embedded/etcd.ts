@@ -1,7 +1,7 @@
 // The embedded single-node etcd that `monitor-backend start` runs when no --etcd-client-urls are given.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../proto/log.ts';
+import type { Logger } from '../log.ts';
 import { resolveBinary } from './binaries.ts';
 import { checkPortsFree, hostPortOfUrl } from './ports.ts';
 import { connectableHost, serviceOf, type EmbeddedService } from './service.ts';

@@ -1,4 +1,4 @@
-import { DEFAULT_REDACT } from './schemas/entity.ts';
+import { DEFAULT_REDACT } from '../proto/schemas/entity.ts';
 
 // Redaction of an entity's secrets wherever it is shown (REST answers, logs). Stored data keeps the
 // real values: the agent needs them, and the redact list may change later.

@@ -1,0 +1,16 @@
+import { parseArgv, validateConfig } from '../../lib/config-loader.ts';
+import { ConfigError } from '../../proto/flags.ts';
+import { ServiceOptions, serviceFlags } from '../../proto/schemas/agent-service.ts';
+
+/**
+ * Flags after `service install|uninstall`. Only MONITOR_SYSTEMD_UNIT_DIR comes from the environment:
+ * the agent's MONITOR_CONFIG_FILE must not leak into the unit, which names its file explicitly.
+ */
+export function loadServiceOptions(argv: string[], env: NodeJS.ProcessEnv): ServiceOptions {
+  const args = parseArgv(argv, serviceFlags);
+  const stray = args.command ?? args.rest[0];
+  if (stray !== undefined) throw new ConfigError(`unexpected argument "${stray}"`);
+  const last = (name: string): unknown => args.values.get(name)?.at(-1);
+  const raw = Object.fromEntries(serviceFlags.map((f) => [f.name, last(f.name) ?? (f.env ? env[f.env] : undefined) ?? f.default]));
+  return validateConfig(ServiceOptions, raw);
+}
