@@ -1,0 +1,53 @@
+/**
+ * The layer rules of docs/architecture.md#layers, checked by `make lint`.
+ * Each rule's name is what a wrong-way import is reported as.
+ */
+const layer = (name, mayImport) => ({
+  name: `${name}-imports-only-${mayImport.join('-')}`,
+  comment: `${name}/ may import only ${mayImport.map((l) => `${l}/`).join(', ')} and packages (docs/architecture.md#layers)`,
+  severity: 'error',
+  from: { path: `^${name}/` },
+  to: {
+    path: '^(proto|lib|actors|gateway|agent|bin|test|bench|deploy)/',
+    pathNot: `^(${mayImport.join('|')})/`,
+  },
+});
+
+module.exports = {
+  forbidden: [
+    layer('proto', ['proto']),
+    layer('lib', ['proto', 'lib']),
+    layer('actors', ['proto', 'lib', 'actors']),
+    layer('gateway', ['proto', 'lib', 'actors', 'gateway']),
+    layer('agent', ['proto', 'lib', 'agent']),
+    layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'bin']),
+    {
+      name: 'runtime-knows-no-domain',
+      comment: 'actors/runtime/ is the actor runtime: it may not import an actor or backend service (docs/architecture.md#layers)',
+      severity: 'error',
+      from: { path: '^actors/runtime/' },
+      to: { path: '^actors/', pathNot: '^actors/runtime/' },
+    },
+    {
+      name: 'no-cycles',
+      comment: 'modules may not import each other in a cycle (docs/architecture.md#layers)',
+      severity: 'error',
+      from: { pathNot: '^(test|bench)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'an import that does not resolve to a file or an installed package',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|\\.state)/' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
