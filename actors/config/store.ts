@@ -52,7 +52,10 @@ export class ConfigStore {
     if (revision > this.revision) this.revision = revision;
     if (this.waiters.length) {
       const still: typeof this.waiters = [];
-      for (const w of this.waiters) (w.revision <= this.revision ? w.resolve() : still.push(w));
+      for (const w of this.waiters) {
+        if (w.revision <= this.revision) w.resolve();
+        else still.push(w);
+      }
       this.waiters = still;
     }
     for (const fn of this.listeners) fn();

@@ -23,6 +23,8 @@ interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
 export interface ActorHostOptions {
   nats: NatsAdapter;
   stores: Map<string, KvStore>;
+  // Each behaviour has its own state type; the host only passes states back to the behaviour that made them.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   behaviors: ActorBehavior<any>[];
   /** The local lease guard: false means this node must not start or finish any work. */
   guard: () => boolean;

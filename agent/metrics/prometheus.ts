@@ -64,8 +64,9 @@ function sampleValue(raw: string): number | undefined {
 
 function parseLine(line: string, executed: number, tags: MetricTag[], points: MetricPoint[]): void {
   let i = skipSpace(line, 0);
-  let [name, at] = readName(line, i);
-  i = at;
+  const read = readName(line, i);
+  let name = read[0];
+  i = read[1];
   let own: MetricTag[] | undefined;
   if (line.charCodeAt(i) === 123 /* { */) {
     i = skipSpace(line, i + 1);

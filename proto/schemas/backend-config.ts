@@ -37,7 +37,7 @@ export const backendFlags: FlagSpec[] = [
 
 const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be a port number'), v.maxValue(65535, 'must be a port number'));
 const Url = v.pipe(v.string(), v.url('must be a URL such as http://127.0.0.1:2379'));
-const HostPort = v.pipe(v.string(), v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):\d{1,5}$/, 'must be host:port'));
+const HostPort = v.pipe(v.string(), v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'));
 
 export const BackendConfig = v.object({
   'config-file': v.string(),

@@ -43,6 +43,8 @@ export function parseStatsdLine(line: string): StatsdMetric | string {
   const colon = line.indexOf(':');
   if (colon < 0) return 'no ":" between name and value';
   const name = line.slice(0, colon);
+  // Control characters are exactly what this refuses.
+  // eslint-disable-next-line no-control-regex
   if (name === '' || name.length > MAX_NAME || /[\s|#@\x00-\x1f\x7f]/.test(name)) return `bad metric name "${name.slice(0, 40)}"`;
   const [valueText = '', typeText = '', ...extras] = line.slice(colon + 1).split('|');
   if (!(STATSD_TYPES as readonly string[]).includes(typeText)) return `unknown type "${typeText}"`;
