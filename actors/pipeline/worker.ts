@@ -63,15 +63,10 @@ export class PipelineWorker {
   }
 
   async start(): Promise<void> {
-    const jsm = await this.opts.nats.nc.jetstreamManager();
-    await jsm.consumers.add(streams.pipeline, {
-      durable_name: PIPELINE_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
+    const consumer = await this.opts.nats.durableConsumer(streams.pipeline, PIPELINE_CONSUMER, {
+      ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
       filter_subject: subjects.pipelineJobs, max_deliver: -1, max_ack_pending: -1,
-    }).catch(async (err) => {
-      // Another node made it first (or it exists from an earlier run): use it as is.
-      if (!(await jsm.consumers.info(streams.pipeline, PIPELINE_CONSUMER).then(() => true, () => false))) throw err;
     });
-    const consumer = await this.opts.nats.js.consumers.get(streams.pipeline, PIPELINE_CONSUMER);
     this.loop = this.run(consumer);
   }
 
