@@ -29,6 +29,27 @@ module.exports = {
       to: { path: '^actors/', pathNot: '^actors/runtime/' },
     },
     {
+      name: 'config-below-entity',
+      comment: 'actors/config/ (the configuration cache) serves every actor: it may import only actors/runtime/ among the actor folders',
+      severity: 'error',
+      from: { path: '^actors/config/' },
+      to: { path: '^actors/', pathNot: '^actors/(runtime|config)/' },
+    },
+    {
+      name: 'entity-below-pipeline-and-schedule',
+      comment: 'actors/entity/ feeds the pipeline and the scheduler, which read its check state and read model: it may not import them back',
+      severity: 'error',
+      from: { path: '^actors/entity/' },
+      to: { path: '^actors/', pathNot: '^actors/(runtime|config|entity)/' },
+    },
+    {
+      name: 'pipeline-and-schedule-apart',
+      comment: 'actors/pipeline/ and actors/schedule/ share only what lies below them (entity, config, runtime, proto, lib)',
+      severity: 'error',
+      from: { path: '^actors/(pipeline|schedule)/' },
+      to: { path: '^actors/(pipeline|schedule)/', pathNot: '^actors/$1/' },
+    },
+    {
       name: 'no-cycles',
       comment: 'modules may not import each other in a cycle (docs/architecture.md#layers)',
       severity: 'error',

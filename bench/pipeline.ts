@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { connect } from 'nats';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encodeJob } from '../proto/pipeline-job.ts';
 import { adminAuth, tempDir, waitFor, type Backend } from '../test/harness/index.ts';
 import { fix, int, ms, note } from './lib/format.ts';
 import { Cleanup, startInfraAndBackend } from './lib/infra.ts';
@@ -89,7 +90,7 @@ async function drainQueued(natsUrl: string, n: number, handler: string, seen: Ma
       await Promise.all(Array.from({ length: Math.min(500, n - i) }, (_, k) => {
         const id = `${tag}-${i + k}`;
         const event = { id, timestamp: 1, metadata: { namespace: 'default' }, entity, check: { metadata: { name: 'queued', namespace: 'default' }, status: 2, output: id, handlers: [handler], history: [{ status: 2, executed: 1 }], state: 'failing' } };
-        return js.publish('monitor.pipeline.jobs', Buffer.from(JSON.stringify({ id, source: 'check', event })), { msgID: id });
+        return js.publish('monitor.pipeline.jobs', Buffer.from(encodeJob(id, 'check', JSON.stringify(event))), { msgID: id });
       }));
     }
     const ids = Array.from({ length: n }, (_, i) => `${tag}-${i}`);

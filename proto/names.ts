@@ -49,7 +49,7 @@ export const subjects = {
   roundRobinQueue: 'monitor-rr',
   /** Pipeline work queue (stream over `<prefix>.>`). */
   pipelinePrefix: 'monitor.pipeline',
-  /** The subject of every pipeline job (actors/pipeline/types.ts PipelineJob). */
+  /** The subject of every pipeline job (proto/pipeline-job.ts). */
   pipelineJobs: 'monitor.pipeline.jobs',
 };
 

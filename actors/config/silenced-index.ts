@@ -1,5 +1,5 @@
 import { configKeys } from '../../proto/names.ts';
-import type { SilencedEntry } from '../entity/silencing.ts';
+import type { SilencedEntry } from '../../proto/schemas/resources/silenced.ts';
 import type { ConfigStore } from './store.ts';
 
 const EMPTY: readonly SilencedEntry[] = [];

@@ -18,8 +18,8 @@ import { registrationEvent } from './registration.ts';
 import { redactEntity } from '../../lib/redact.ts';
 import { withStoredConfig } from './managed.ts';
 import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
-import { queueJob, type PipelineInterest } from './jobs.ts';
-import type { JobSource } from '../pipeline/types.ts';
+import { queueJob } from './jobs.ts';
+import type { JobSource, PipelineInterest } from '../../proto/pipeline-job.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 

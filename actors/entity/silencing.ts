@@ -1,10 +1,6 @@
-import type { Silenced } from '../../proto/schemas/resources/silenced.ts';
+import type { SilencedEntry } from '../../proto/schemas/resources/silenced.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-
-import type { InferOutput } from 'valibot';
-
-export type SilencedEntry = InferOutput<typeof Silenced>;
 
 const wild = (s: string | undefined) => !s || s === '*';
 

@@ -1,6 +1,6 @@
 import { subjects } from '../../proto/names.ts';
 import type { Event } from '../../proto/schemas/event.ts';
-import { jobJson, type PipelineInterest } from '../entity/jobs.ts';
+import { encodeJob, type PipelineInterest } from '../../proto/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
 
 /**
@@ -14,7 +14,7 @@ export class PipelineQueue {
   async submitMetrics(namespace: string, event: Event, id: string): Promise<boolean> {
     if (!this.interest(namespace, event)) return false;
     const withNs: Event = { ...event, id, metadata: { ...event.metadata, namespace } };
-    await this.nats.publishDurable(subjects.pipelineJobs, Buffer.from(jobJson(id, 'metrics', JSON.stringify(withNs))), id);
+    await this.nats.publishDurable(subjects.pipelineJobs, Buffer.from(encodeJob(id, 'metrics', JSON.stringify(withNs))), id);
     return true;
   }
 }

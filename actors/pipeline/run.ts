@@ -3,7 +3,8 @@ import { applyFilter } from './filters.ts';
 import { mutate } from './mutators/index.ts';
 import { runHandler } from './handlers/index.ts';
 import { eventExtras } from './synthesize.ts';
-import type { ExecContext, HandlerOutcome, PipelineJob } from './types.ts';
+import type { PipelineJob } from '../../proto/pipeline-job.ts';
+import type { ExecContext, HandlerOutcome } from './types.ts';
 import type { Workflow } from './workflows.ts';
 
 export interface JobReport {

@@ -1,27 +1,13 @@
 import type * as v from 'valibot';
 import type { Logger } from '../../lib/log.ts';
-import type { Event } from '../../proto/schemas/event.ts';
 import type { EventFilter, Handler, Mutator } from '../../proto/schemas/resources/pipeline.ts';
 
-// The contracts between the parts of the event pipeline: the job an entity actor puts on the
-// MONITOR_PIPELINE work queue, and what the workers' filters, mutators and handlers take.
+// The contracts between the parts of the event pipeline: what the workers' filters, mutators and
+// handlers take. (The job itself is proto/pipeline-job.ts.)
 
 export type EventFilterSpec = v.InferOutput<typeof EventFilter>;
 export type MutatorSpec = v.InferOutput<typeof Mutator>;
 export type HandlerSpec = v.InferOutput<typeof Handler>;
-
-/** Why the backend put an event on the queue (for logs and for handlers that care). */
-export type JobSource = 'check' | 'keepalive' | 'registration' | 'deregistration' | 'resolution' | 'ttl' | 'metrics';
-
-/** A job on the pipeline work queue. */
-export interface PipelineJob {
-  /** Unique per job: JetStream drops a re-published duplicate by it, and handlers may too. */
-  id: string;
-  event: Event;
-  source: JobSource;
-  /** The check's `state` before this event, so filters can see flapping start and end. */
-  previous_state?: string;
-}
 
 /** What filter expressions see besides the event's own fields (reference 3.1, plus flapping). */
 export interface EventExtras {

@@ -1,11 +1,10 @@
-import * as v from 'valibot';
 import { AckPolicy, type Consumer, type JsMsg } from 'nats';
 import { streams, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
-import { PipelineJobSchema } from '../../proto/schemas/pipeline-job.ts';
+import { decodeJob, type PipelineJob } from '../../proto/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
 import { jobNamespace, runJob } from './run.ts';
-import type { ExecContext, PipelineJob } from './types.ts';
+import type { ExecContext } from './types.ts';
 import type { Workflow, WorkflowResolver } from './workflows.ts';
 
 /** Every node pulls from this one durable consumer: each job is taken by one node at a time. */
@@ -25,16 +24,10 @@ export interface PipelineWorkerOptions {
   concurrency: number;
 }
 
-/** The event's own text inside a job (jobs are written with the event last: actors/entity/jobs.ts). */
-function rawEvent(jobText: string): string | undefined {
-  const at = jobText.indexOf(',"event":');
-  return at > 0 && jobText.endsWith('}') ? jobText.slice(at + 9, -1) : undefined;
-}
-
 /** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
 export const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
 
-interface Pending { m: JsMsg; job: PipelineJob; text: string; workflows: Workflow[]; handlers: string[] }
+interface Pending { m: JsMsg; job: PipelineJob; eventJson: string | undefined; workflows: Workflow[]; handlers: string[] }
 
 export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number }
 
@@ -70,15 +63,10 @@ export class PipelineWorker {
   }
 
   async start(): Promise<void> {
-    const jsm = await this.opts.nats.nc.jetstreamManager();
-    await jsm.consumers.add(streams.pipeline, {
-      durable_name: PIPELINE_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
+    const consumer = await this.opts.nats.durableConsumer(streams.pipeline, PIPELINE_CONSUMER, {
+      ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
       filter_subject: subjects.pipelineJobs, max_deliver: -1, max_ack_pending: -1,
-    }).catch(async (err) => {
-      // Another node made it first (or it exists from an earlier run): use it as is.
-      if (!(await jsm.consumers.info(streams.pipeline, PIPELINE_CONSUMER).then(() => true, () => false))) throw err;
     });
-    const consumer = await this.opts.nats.js.consumers.get(streams.pipeline, PIPELINE_CONSUMER);
     this.loop = this.run(consumer);
   }
 
@@ -118,13 +106,13 @@ export class PipelineWorker {
 
   /** Parses a job and works out its workflows; a job that does not parse is dropped for good. */
   private prepare(m: JsMsg): Pending | undefined {
-    const text = m.string();
-    let job: PipelineJob;
-    try { job = v.parse(PipelineJobSchema, JSON.parse(text)) as PipelineJob; }
+    let decoded: ReturnType<typeof decodeJob>;
+    try { decoded = decodeJob(m.string()); }
     catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return undefined; }
+    const { job, eventJson } = decoded;
     const ns = jobNamespace(job);
     const workflows = this.opts.resolver.resolve(ns, job.event);
-    return { m, job, text, workflows, handlers: [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))] };
+    return { m, job, eventJson, workflows, handlers: [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))] };
   }
 
   private atCap(p: Pending): boolean {
@@ -158,12 +146,12 @@ export class PipelineWorker {
   }
 
   private start1(p: Pending): void {
-    const { m, job, text, workflows, handlers } = p;
+    const { m, job, eventJson, workflows, handlers } = p;
     for (const h of handlers) this.busy.set(h, (this.busy.get(h) ?? 0) + 1);
     this.stats.running++;
     const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
     const started = Date.now();
-    runJob(job, workflows, this.exec, this.opts.log, rawEvent(text))
+    runJob(job, workflows, this.exec, this.opts.log, eventJson)
       .then(async (report) => {
         this.stats.jobs++;
         this.stats.filtered += report.filtered;

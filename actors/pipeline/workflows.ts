@@ -2,7 +2,7 @@ import { configKeys } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { ConfigStore } from '../config/store.ts';
-import { namedHandlers, pipelineRefs } from '../entity/jobs.ts';
+import { namedHandlers, pipelineRefs, type PipelineInterest } from '../../proto/pipeline-job.ts';
 import type { EventFilterSpec, FilterRef, HandlerSpec, MutatorRef, MutatorSpec } from './types.ts';
 
 // Which workflows an event runs through (reference 3.13): the legacy path made of the handlers its
@@ -110,7 +110,7 @@ export class WorkflowResolver {
  * Whether an event has anything to run: a handler it names exists, or it references a pipeline.
  * Decided before queueing, so events nobody handles (most keepalives) cost no job.
  */
-export function pipelineInterest(config: ConfigStore): (namespace: string, event: Event) => boolean {
+export function pipelineInterest(config: ConfigStore): PipelineInterest {
   return (namespace, event) => {
     if (pipelineRefs(event).length > 0) return true;
     for (const h of namedHandlers(event)) if (config.get(configKeys.namespaced('handlers', namespace, h)) !== undefined) return true;

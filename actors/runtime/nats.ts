@@ -1,6 +1,6 @@
 import {
   connect, createInbox, headers as natsHeaders, RetentionPolicy, StorageType,
-  type JetStreamClient, type KV, type Msg, type MsgHdrs, type NatsConnection,
+  type Consumer, type ConsumerConfig, type JetStreamClient, type KV, type Msg, type MsgHdrs, type NatsConnection,
 } from 'nats';
 
 // The one module that talks to NATS: core request/reply and pub/sub for the mesh, JetStream KV for
@@ -125,7 +125,7 @@ export class NatsAdapter {
   private readonly mux: RequestMux;
   private reconnecting = false;
 
-  private constructor(readonly nc: NatsConnection, readonly js: JetStreamClient) {
+  private constructor(private readonly nc: NatsConnection, private readonly js: JetStreamClient) {
     this.mux = new RequestMux(nc);
   }
 
@@ -198,6 +198,18 @@ export class NatsAdapter {
         .catch(async (err) => { if (!(await jsm.streams.info(stream).then(() => true, () => false))) throw err; });
     }
     return async (topic, data) => { await this.js.publish(`${prefix}.${topic}`, data); };
+  }
+
+  /**
+   * The durable pull consumer `name` on `stream`, created with `config` if it does not exist yet. Every
+   * node asks for the same one at start, so one that exists already (another node made it first, or
+   * an earlier run did) is used as is, whatever its config.
+   */
+  async durableConsumer(stream: string, name: string, config: Omit<Partial<ConsumerConfig>, 'durable_name'>): Promise<Consumer> {
+    const jsm = await this.nc.jetstreamManager();
+    await jsm.consumers.add(stream, { durable_name: name, ...config })
+      .catch(async (err) => { if (!(await jsm.consumers.info(stream, name).then(() => true, () => false))) throw err; });
+    return this.js.consumers.get(stream, name);
   }
 
   /** Appends to a JetStream stream; a second publish with the same msgId within the stream's duplicate window is dropped. */

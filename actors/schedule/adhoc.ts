@@ -19,15 +19,10 @@ const ACK_WAIT_NS = 30_000_000_000;
  * check that no longer exists, or that does not parse, is dropped with a warning.
  */
 export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore, log: Logger, readModel?: EntityReadModel): Promise<{ stop(): Promise<void> }> {
-  const jsm = await nats.nc.jetstreamManager();
-  await jsm.consumers.add(streams.adhoc, {
-    durable_name: ADHOC_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: ACK_WAIT_NS,
+  const consumer = await nats.durableConsumer(streams.adhoc, ADHOC_CONSUMER, {
+    ack_policy: AckPolicy.Explicit, ack_wait: ACK_WAIT_NS,
     filter_subject: `${subjects.adhocPrefix}.>`, max_deliver: 5,
-  }).catch(async (err) => {
-    // Another node made it first (or it exists from an earlier run): use it as is.
-    if (!(await jsm.consumers.info(streams.adhoc, ADHOC_CONSUMER).then(() => true, () => false))) throw err;
   });
-  const consumer = await nats.js.consumers.get(streams.adhoc, ADHOC_CONSUMER);
   let messages: ConsumerMessages | undefined;
   let stopped = false;
   const run = async () => {

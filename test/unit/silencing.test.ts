@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { silencedBy, toDeleteOnResolve, type SilencedEntry } from '../../actors/entity/silencing.ts';
+import { silencedBy, toDeleteOnResolve } from '../../actors/entity/silencing.ts';
+import type { SilencedEntry } from '../../proto/schemas/resources/silenced.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import { silencedExpire, silencedResource } from '../../gateway/api/resources.ts';

@@ -24,4 +24,7 @@ export const Silenced = v.pipe(
   v.check((s) => !!(s.subscription || s.check), 'a silenced entry needs a subscription or a check'),
 );
 
+/** A stored silenced entry, as the configuration holds it and the per-event match reads it. */
+export type SilencedEntry = v.InferOutput<typeof Silenced>;
+
 export const silencedName = (s: { subscription?: string; check?: string }) => `${s.subscription || '*'}:${s.check || '*'}`;
