@@ -23,7 +23,7 @@ export interface PipelineJob {
   previous_state?: string;
 }
 
-/** What filter expressions see besides the event's own fields (reference 3.1, plus flapping). */
+/** What filter expressions see besides the event's own fields (docs/compatibility.md#filters). */
 export interface EventExtras {
   has_check: boolean;
   has_metrics: boolean;
