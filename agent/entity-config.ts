@@ -4,7 +4,7 @@ import { Entity } from '../proto/schemas/entity.ts';
 import { ENTITY_NOT_FOUND } from '../proto/frames.ts';
 
 // The backend's stored entity wins over the agent's flags for the fields an operator manages
-// through the API (reference 2.5 and 5.5): the agent keeps a copy and puts it in every keepalive
+// through the API (docs/compatibility.md#api-managed-entities): the agent keeps a copy and puts it in every keepalive
 // and event, so an API change survives the next keepalive instead of being overwritten by it.
 
 export type ManagedFields = Pick<Entity, 'subscriptions' | 'redact' | 'deregister' | 'deregistration' | 'keepalive_handlers'> & {

@@ -5,7 +5,7 @@ import { ConfigError } from '../proto/flags.ts';
 
 // TLS material shared by the agent (client) and the backend's agent port (server): PEM files read
 // once at start with errors that name the flag, and the one wording both sides use for a
-// certificate that does not chain to a trusted authority (spec section 5 rule 3).
+// certificate that does not chain to a trusted authority (docs/compatibility.md#tls-certificate-chains).
 
 export const NOT_TRUSTED = 'certificate not signed by trusted authority';
 

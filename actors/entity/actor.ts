@@ -93,7 +93,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   /**
    * Stores one event of this entity (the check already merged with its history) and, in the same
    * turn, queues it for the pipeline: silencing is decided here, before storage, and never stops it.
-   * Metrics travel to the pipeline but are not stored (reference 3.1).
+   * Metrics travel to the pipeline but are not stored (docs/compatibility.md#event-fields).
    */
   function record(t: Turn<EntityState>, p: { key: string; id: string; source: JobSource; entity: Entity; check: Check; previous?: Event; rest: Omit<Event, 'entity' | 'check'> }): void {
     const ns = p.entity.metadata.namespace ?? 'default';

@@ -1,7 +1,7 @@
 import type { Check, HistoryEntry } from '../../proto/schemas/event.ts';
 
 // How a new check result folds into the previous one: the history window, occurrences and their
-// watermark, the state-change score and the resulting state. Formulas follow the reference
+// watermark, the state-change score and the resulting state. Formulas follow docs/compatibility.md#check-state-formulas
 // (Nagios-style weighted state change over 21 results).
 
 export const HISTORY_LENGTH = 21;
@@ -28,7 +28,7 @@ export function isFlapping(score: number, wasFlapping: boolean, low?: number, hi
   return wasFlapping ? score > low : score >= high;
 }
 
-/** A result of 0 right after a non-zero one (reference 3.1), read from the merged history. */
+/** A result of 0 right after a non-zero one (docs/compatibility.md#check-state-formulas), read from the merged history. */
 export function isResolution(check: Check | undefined): boolean {
   const history = check?.history ?? [];
   const previous = history.length >= 2 ? history[history.length - 2]!.status : 0;

@@ -40,7 +40,7 @@ export function deregistrationEvent(entity: Entity, cause: DeregistrationCause, 
 export const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
 
 /**
- * What each event of a deregistered entity becomes for the pipeline (reference 5.6): resolved, its
+ * What each event of a deregistered entity becomes for the pipeline (docs/compatibility.md#registration-and-deregistration): resolved, its
  * history cleared, for the handlers its check names. Undefined when there is nobody to tell.
  */
 export function resolutionEvent(event: Event, nowMs: number): Event | undefined {

@@ -2,7 +2,7 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 
 /**
  * Once an operator has changed an agent's entity through the API, the backend owns the fields the
- * API manages (reference 2.5 and 5.5): a keepalive the agent sent before it received the new
+ * API manages (docs/compatibility.md#api-managed-entities): a keepalive the agent sent before it received the new
  * entity_config must not undo the change. The agent's own facts (system, version, last_seen) still
  * come from its keepalives.
  */

@@ -5,7 +5,7 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 const wild = (s: string | undefined) => !s || s === '*';
 
 /**
- * Names of the entries that silence `event` (reference 3.11). Runs for every event, so it builds
+ * Names of the entries that silence `event` (docs/compatibility.md#silencing). Runs for every event, so it builds
  * no subscription set: membership is checked against the entity's and the check's arrays directly.
  */
 export function silencedBy(entries: readonly SilencedEntry[], event: Event, entity: Entity | undefined, nowSec: number): string[] {

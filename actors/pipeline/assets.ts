@@ -8,9 +8,9 @@ import { systemInfo } from '../../lib/system.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { ExecContext } from './types.ts';
 
-// Runtime assets of pipe mutators and handlers on the backend (reference 3.7): the same fetch,
+// Runtime assets of pipe mutators and handlers on the backend (docs/compatibility.md#assets): the same fetch,
 // verification and cache as the agent's, into `<state-dir>/assets`, with the build chosen for the
-// backend's own host. Names match exactly (the reference's prefix match is a known bug).
+// backend's own host. Names match exactly (docs/compatibility.md#asset-names-match-exactly).
 
 /** The reference's defaults for fetching (about 5,000 per hour, burst 100). */
 const RATE_LIMIT = 1.39;

@@ -11,7 +11,7 @@ const MAX_PROGRAMS = 128;
 export type FilterDecision = { pass: boolean; reason?: string };
 
 /**
- * Applies one filter of a workflow (reference 3.12). `pass: false` drops the event. Built-ins:
+ * Applies one filter of a workflow (docs/compatibility.md#filters). `pass: false` drops the event. Built-ins:
  * is_incident (keeps incidents and resolutions), not_silenced, has_metrics. A resource filter
  * first checks its `when` windows (outside them, allow drops and deny passes), then its
  * expressions: allow passes when all are true, deny drops when any is; an expression that does not

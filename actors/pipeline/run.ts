@@ -17,7 +17,7 @@ export interface JobReport {
 }
 
 /**
- * Runs one job through its workflows, one after the other (reference 3.13): the first filter that
+ * Runs one job through its workflows, one after the other (docs/compatibility.md#pipeline-workflows): the first filter that
  * drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline. The
  * payload of a mutator is computed once per job, however many workflows use it.
  */

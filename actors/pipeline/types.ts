@@ -9,7 +9,7 @@ export type EventFilterSpec = v.InferOutput<typeof EventFilter>;
 export type MutatorSpec = v.InferOutput<typeof Mutator>;
 export type HandlerSpec = v.InferOutput<typeof Handler>;
 
-/** What filter expressions see besides the event's own fields (reference 3.1, plus flapping). */
+/** What filter expressions see besides the event's own fields (docs/compatibility.md#filters). */
 export interface EventExtras {
   has_check: boolean;
   has_metrics: boolean;

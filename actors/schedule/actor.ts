@@ -18,7 +18,7 @@ export interface ScheduleDeps {
 }
 
 /**
- * The schedule actor of one check (design §5): the single owner in the cluster of the check's timer.
+ * The schedule actor of one check (docs/architecture.md#check-scheduling): the single owner in the cluster of the check's timer.
  * It holds the config version it schedules, keeps one durable `tick` deadline at the check's next
  * scheduled instant, and on each tick publishes the check request once the turn is durable.
  * `issued` is the tick's scheduled second, so a tick refired after a failover carries the same
@@ -100,7 +100,7 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
 
 /**
  * Proxy requests with `splay: true` go out spread over `splay_coverage`% (default 90) of the time
- * to the next fire (at least 5 s), as in reference 3.4; everything else at once.
+ * to the next fire (at least 5 s), as in docs/compatibility.md#proxy-requests; everything else at once.
  */
 function spreadPublish(name: string, subjects: string[], requests: OutgoingRequest[], check: StoredCheck, at: number, publish: (s: string[], r: OutgoingRequest) => void): void {
   const proxy = check.proxy_requests;

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { AllowList, type AllowListEntry } from '../../proto/schemas/check-request.ts';
 
-// The agent allow list (spec 2.5, reference 3.8): an operator's list of the only commands checks
+// The agent allow list (docs/compatibility.md#allow-list): an operator's list of the only commands checks
 // and hooks may run on this host, so a compromised backend cannot run arbitrary commands.
 
 export const DENIED_OUTPUT = 'check command denied by the agent allow list';

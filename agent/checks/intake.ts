@@ -1,4 +1,4 @@
-// Refuses check requests the reference refuses (3.4): a request already seen (the agent may match
+// Refuses check requests the reference refuses (docs/compatibility.md#check-request-dedupe): a request already seen (the agent may match
 // several subscriptions of the check), an older one than the last, and a check (per proxy entity)
 // whose previous run has not finished.
 

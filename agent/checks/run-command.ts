@@ -1,6 +1,6 @@
 import { runInGroup } from '../../lib/process-group.ts';
 
-// Runs one check or hook command the way the reference does (3.9): through the shell in a process
+// Runs one check or hook command the way the reference does (docs/compatibility.md#command-execution): through the shell in a process
 // group of its own (lib/process-group.ts), stdout and stderr combined in arrival order.
 
 export const TIMED_OUT_OUTPUT = 'Execution timed out\n';

@@ -1,4 +1,4 @@
-// Token substitution (reference 3.5): a subset of Go templates over every string of a check or hook,
+// Token substitution (docs/compatibility.md#tokens): a subset of Go templates over every string of a check or hook,
 // with the entity as data (metadata fields also at the top level). Supported: `{{ .a.b }}`,
 // `{{ .a.b | default "x" }}`, `{{ default "x" .a.b }}`, `{{ assetPath "name" }}` and string literals.
 // A token that finds no value fails the whole substitution: running a command with a hole in it

@@ -203,7 +203,7 @@ export class AgentSession {
     }
   }
 
-  /** A stored entity's subscriptions replace the header's (reference 2.5 steps 3 and 5). */
+  /** A stored entity's subscriptions replace the header's (docs/compatibility.md#agent-session). */
   private followEntityConfig(value: unknown): void {
     const list = subscriptionsOfEntityConfig(value);
     if (!list) return;

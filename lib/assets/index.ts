@@ -1,4 +1,4 @@
-// The agent's asset manager (spec 2.7): pick the build for this entity, fetch it (rate limited,
+// The agent's asset manager (docs/compatibility.md#assets): pick the build for this entity, fetch it (rate limited,
 // one download per archive however many checks ask), verify its SHA-512, unpack it into
 // `<cache-dir>/assets/<sha512>/` and give the environment that puts it on the command's paths.
 // The cache directory is its own index: an asset directory only appears by an atomic rename of a

@@ -5,7 +5,7 @@ import { Check, Event } from './event.ts';
 // What the agent's local listeners accept from programs on the host (HTTP API, TCP/UDP sockets).
 // Parsed once here; the listeners only turn the result into a core/v2 event and submit it.
 
-/** A check event posted to the agent HTTP API: a check with a name is required (spec 2.3). */
+/** A check event posted to the agent HTTP API: a check with a name is required (docs/compatibility.md#agent-http-api). */
 export const ApiCheck = v.looseObject({
   ...Check.entries,
   metadata: v.object({ ...ObjectMeta.entries, name: Name }),
@@ -17,7 +17,7 @@ export const ApiEvent = v.object({ ...Event.entries, check: ApiCheck });
 export type ApiEvent = v.InferOutput<typeof ApiEvent>;
 
 /**
- * A legacy check result sent to the TCP or UDP socket (spec 2.4). Attributes not listed here are
+ * A legacy check result sent to the TCP or UDP socket (docs/compatibility.md#agent-sockets). Attributes not listed here are
  * dropped by `v.object`, which is the "unknown attributes are ignored" rule.
  */
 export const SocketEvent = v.object({

@@ -56,7 +56,7 @@ export const CheckRequest = v.object({
 });
 export type CheckRequest = v.InferOutput<typeof CheckRequest>;
 
-/** One entry of the allow-list file (spec 2.5). */
+/** One entry of the allow-list file (docs/compatibility.md#allow-list). */
 export const AllowListEntry = v.object({
   exec: v.pipe(v.string('exec must be a string'), v.minLength(1, 'exec must not be empty')),
   args: v.optional(v.nullable(v.array(v.string('args must be strings'))), []),

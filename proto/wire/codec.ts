@@ -91,7 +91,7 @@ export const protobufCodec: PayloadCodec = {
 };
 
 /**
- * The handshake's negotiation (reference 2.3): protobuf only when the agent's Accept is exactly
+ * The handshake's negotiation (docs/compatibility.md#payload-encoding): protobuf only when the agent's Accept is exactly
  * `application/octet-stream`, JSON otherwise.
  */
 export function codecForAccept(accept: string | undefined): PayloadCodec {

@@ -135,7 +135,7 @@ test('an agent stopping with --deregister is deregistered: entity and events gon
   assert.equal(ev.check.handlers, ['dereg-own']);
   assert.match(ev.check.output, /leaving-agent was deregistered/);
   assert.ok(backend.logs().some((l) => l.msg === 'entity deregistered' && l.entity === 'leaving-agent'), 'deregistration logged');
-  // Its events go to their handlers resolved (reference 5.6).
+  // Its events go to their handlers resolved (docs/compatibility.md#registration-and-deregistration).
   const resolved = await waitFor(() => handled(pager).find((e) => e.entity?.metadata?.name === 'leaving-agent' && e.check.status === 0), { timeoutMs: 10000, what: 'resolution handled' });
   assert.is(resolved.check.metadata.name, 'cpu');
   assert.is(resolved.check.output, 'Resolving due to entity deregistering');

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { Attribute, Change, Client } from 'ldapts';
 import { adminAuth, freePort, getJson, loud, startBackend, startSlapd, waitFor, type Backend, type Slapd } from '../harness/index.ts';
 
-// The authentication providers API (spec sections 2.1, 4.1, 5, 7) on a backend with embedded etcd
+// The authentication providers API (docs/compatibility.md#authentication-providers) on a backend with embedded etcd
 // and NATS, then directory login through `/auth` against a real slapd: tokens, groups with the
 // provider's prefixes, RBAC on those groups, wrong credentials, and a provider whose server is down.
 
@@ -17,7 +17,7 @@ const admin = (path: string, init: Parameters<typeof getJson>[1] = {}) =>
 const basic = (user: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-/** A directory provider with every field the spec lists (the PUT example's shape, `type` spelled lower-case). */
+/** A directory provider with every field a provider has (docs/compatibility.md#authentication-providers; the PUT example's shape, `type` spelled lower-case). */
 function fullProvider(name: string, type = 'ldap') {
   return {
     type,

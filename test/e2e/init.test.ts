@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { BACKEND_BIN, freePort, getJson, loud, startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
 
 // `monitor-backend init` against a backend started without it: nobody can log in before; init
-// creates the administrator (and its API key) and the seeds of the reference (section 6.1); a second
+// creates the administrator (and its API key) and the seeds (docs/compatibility.md#backend-init); a second
 // run exits 3 unless --ignore-already-initialized; the environment works like the flags; bad input
 // exits 2 naming the flag; an unreachable etcd exits 1.
 

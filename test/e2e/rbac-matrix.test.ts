@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminAuth, getJson, loud, startBackend, type Backend, type JsonResponse } from '../harness/index.ts';
 
-// RBAC over the REST API of one backend, against the seeded roles of the reference (section 4.6):
+// RBAC over the REST API of one backend, against the seeded roles (docs/compatibility.md#rbac-and-seeds):
 // users bound to cluster-admin (group cluster-admins), admin, edit and view (RoleBindings in
 // `default`), view everywhere (a ClusterRoleBinding), edit through a Group subject, the admin's API
 // key, and a user with no binding at all. The matrix role × verb × resource is generated from

@@ -20,7 +20,7 @@ let etcd: EtcdCluster | undefined;
 const conns: NatsConnection[] = [];
 const etcdClients: Etcd3[] = [];
 
-/** A client that fails over quickly, as the backend's does (stack-notes 2.1). */
+/** A client that fails over quickly, as the backend's does (docs/architecture.md#connections-to-etcd-and-nats). */
 async function natsClient(servers: string[]): Promise<NatsConnection> {
   const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, pingInterval: 2000 });
   conns.push(nc);

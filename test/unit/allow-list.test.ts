@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AllowListError, checkAllowed, commandMatches, loadAllowList, resolveExecutable } from '../../agent/checks/allow-list.ts';
 
-// The agent allow list (spec 2.5, reference 3.8): file loading and the match rule.
+// The agent allow list (docs/compatibility.md#allow-list): file loading and the match rule.
 
 const dir = mkdtempSync(join(tmpdir(), 'allow-list-'));
 const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { substituteString, substituteTokens, tokenData, TokenError } from '../../agent/checks/tokens.ts';
 
-// Token substitution over check and hook strings (reference 3.5).
+// Token substitution over check and hook strings (docs/compatibility.md#tokens).
 
 const entity = {
   metadata: { name: 'web-01', namespace: 'default', labels: { region: 'eu', port: '' }, annotations: { team: 'ops' } },

@@ -5,7 +5,7 @@ import { udpHandle } from './udp.ts';
 import type { KindResult } from './result.ts';
 
 /**
- * Runs one handler with an already mutated payload (reference 3.13). Never throws: every failure
+ * Runs one handler with an already mutated payload (docs/compatibility.md#handlers). Never throws: every failure
  * comes back as ok=false with an error. The payload is never logged (it is the event).
  */
 export async function runHandler(spec: HandlerSpec, payload: Buffer, namespace: string, ctx: ExecContext): Promise<HandlerOutcome> {

@@ -2,7 +2,7 @@ import * as net from 'node:net';
 import type { ExecContext, HandlerSpec } from '../types.ts';
 import type { KindResult } from './result.ts';
 
-/** Seconds for dial plus write when the handler sets none (reference 3.13). */
+/** Seconds for dial plus write when the handler sets none (docs/compatibility.md#handlers). */
 export const DEFAULT_SOCKET_TIMEOUT = 60;
 /** After our side is flushed, how long the peer gets to close before we drop the socket. */
 const LINGER_MS = 1000;

@@ -7,9 +7,9 @@ import { authorize, readJson, sendOne, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
 
 /**
- * Authentication providers (`authentication/v2`), spec section 4.1: list (filtered by repeatable
+ * Authentication providers (`authentication/v2`), docs/compatibility.md#authentication-providers: list (filtered by repeatable
  * `types`, paginated), get, create-or-replace with PUT (200; 400 for a payload missing an attribute
- * the spec's rule lists), delete. Mounted at `/api/enterprise/authentication/v2`.
+ * a PUT must hold), delete. Mounted at `/api/enterprise/authentication/v2`.
  */
 export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();

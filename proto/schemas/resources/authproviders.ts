@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { Name } from '../common.ts';
 
-// Authentication providers (authentication/v2), spec section 2.1. The PUT example spells the kind
+// Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT example spells the kind
 // `Type`; responses spell it `type`. Both spellings are accepted and stored as `type`.
 
 export const PROVIDER_TYPES = ['ldap', 'ad', 'oidc'] as const;
@@ -58,13 +58,13 @@ export const OidcProvider = v.object({
 
 export type AuthProvider = DirectoryProvider | v.InferOutput<typeof OidcProvider>;
 
-/** The attributes the spec's PUT rule requires, as paths, for a directory provider. */
+/** The attributes a PUT must hold (docs/compatibility.md#authentication-providers), as paths, for a directory provider. */
 const REQUIRED_DIRECTORY = ['type', 'api_version', 'metadata.name', 'spec.servers[].host', 'spec.servers[].binding.user_dn',
   'spec.servers[].binding.password', 'spec.servers[].group_search.base_dn', 'spec.servers[].user_search.base_dn'];
 
 const has = (o: unknown, k: string): o is Record<string, unknown> => typeof o === 'object' && o !== null && k in o && (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null;
 
-/** Which required attributes a provider payload lacks (the rule of spec section 2.1). */
+/** Which required attributes a provider payload lacks (docs/compatibility.md#authentication-providers). */
 export function missingProviderAttributes(body: Record<string, unknown>): string[] {
   const missing: string[] = [];
   if (!has(body, 'type') && !has(body, 'Type')) missing.push('type');
@@ -103,7 +103,7 @@ export const DIRECTORY_SEARCH_DEFAULTS: Record<DirectoryProvider['type'], { user
 };
 
 /**
- * A provider as stored and shown: every server field present (the spec's responses carry them all),
+ * A provider as stored and shown: every server field present (answers carry them all: docs/compatibility.md#authentication-providers),
  * with the values the login uses when the payload left them out.
  */
 export function withProviderDefaults(p: AuthProvider): AuthProvider {
