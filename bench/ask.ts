@@ -14,7 +14,8 @@ import { Proc, startBackend, waitFor, type Backend } from '../test/harness/index
 import { NatsAdapter } from '../actors/runtime/nats.ts';
 import { ActorClient } from '../actors/runtime/ask.ts';
 import { SHARD_COUNT } from '../proto/names.ts';
-import { ENTITY_KIND, entityActorId, type KeepaliveMsg } from '../actors/entity/messages.ts';
+import type { KeepaliveMsg } from '../actors/entity/messages.ts';
+import { entityRef } from '../actors/entity/ref.ts';
 import { COUNTER_KIND } from './lib/counter.ts';
 import { keepaliveEvent } from './lib/keepalive.ts';
 import { drive, type DriveResult } from './lib/drive.ts';
@@ -146,7 +147,7 @@ export async function runAsk(cfg: AskConfig): Promise<BenchResult> {
           const name = `bench-${(Math.random() * cfg.actors) | 0}`;
           const event = keepaliveEvent(name, ++seq);
           const msg: KeepaliveMsg = { origin: { namespace: 'default', name, user: 'agent' }, event };
-          return actors.ask(ENTITY_KIND, entityActorId('default', name), 'keepalive', msg, { msgId: event.id });
+          return entityRef(actors, 'default', name).ask('keepalive', msg, { msgId: event.id });
         },
         pids: { backend: backend.proc.pid, nats: infra.nats.proc.pid, etcd: infra.etcd.proc.pid, client: process.pid },
         onWindowStart: async () => { if (profileThis) prof = await startProfile(backend, backendCtl, `backend-keepalive-c${c}`); c0 = await committed(); t0 = performance.now(); lagFrom = backend.proc.lineCount; },

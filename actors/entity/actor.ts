@@ -10,8 +10,8 @@ import {
   okOutput, silenceStatus, silentOutput,
 } from './keepalive.ts';
 import {
-  ENTITY_KIND, type DeleteEventMsg, type EntityState, type EventMsg, type KeepaliveMsg, type KeepaliveState,
-  type Origin, type PutEntityMsg,
+  ENTITY_KIND, type DeleteEventMsg, type EntityMessage, type EntityProtocol, type EntityState, type EventMsg,
+  type KeepaliveMsg, type KeepaliveState, type Origin, type PutEntityMsg,
 } from './messages.ts';
 import { deregistrationEvent, resolutionEvent, type DeregistrationCause } from './deregistration.ts';
 import { registrationEvent } from './registration.ts';
@@ -294,21 +294,25 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     return { namespace: id.slice(0, i), name: id.slice(i + 1), user };
   };
 
+  // Typed by the protocol, so a handler and its senders cannot disagree on a body or a reply.
+  const handlers: { [T in EntityMessage]: (t: Turn<EntityState>, body: EntityProtocol[T]['body']) => EntityProtocol[T]['reply'] | Promise<EntityProtocol[T]['reply']> } = {
+    keepalive: (t, msg) => agentKeepalive(t, msg),
+    event: (t, msg) => storeEvent(t, { ...msg, origin: { ...originOf(t.id), user: msg.origin?.user ?? 'system' } }),
+    'delete-event': (t, msg) => deleteEvent(t, originOf(t.id), msg),
+    'put-entity': (t, msg) => putEntity(t, originOf(t.id, msg.user), msg),
+    'delete-entity': (t) => deleteEntity(t, originOf(t.id)),
+    get: (t) => t.state?.entity ?? null,
+    deregister: (t) => deregister(t, 'agent stopped'),
+  };
+
   return {
     kind: ENTITY_KIND,
     bucket: buckets.entities,
     keyTokens: (id) => { const i = id.indexOf('/'); return [id.slice(0, i), id.slice(i + 1)]; },
     async receive(t, type, body) {
-      switch (type) {
-        case 'keepalive': return agentKeepalive(t, body as KeepaliveMsg);
-        case 'event': return storeEvent(t, { ...(body as EventMsg), origin: { ...originOf(t.id), user: (body as EventMsg).origin?.user ?? 'system' } });
-        case 'delete-event': return deleteEvent(t, originOf(t.id), body as DeleteEventMsg);
-        case 'put-entity': return putEntity(t, originOf(t.id, (body as PutEntityMsg).user), body as PutEntityMsg);
-        case 'delete-entity': return deleteEntity(t, originOf(t.id));
-        case 'get': return t.state?.entity ?? null;
-        case 'deregister': return deregister(t, 'agent stopped');
-        default: throw new ActorError('invalid', `entity actor has no message "${type}"`);
-      }
+      if (!Object.hasOwn(handlers, type)) throw new ActorError('invalid', `entity actor has no message "${type}"`);
+      // The body was validated where it entered the system (the gateway), not here.
+      return handlers[type as EntityMessage](t, body as never);
     },
     async fire(t, timer, at) {
       if (timer === KEEPALIVE_TIMER) await judgeSilence(t, at);

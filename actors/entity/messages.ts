@@ -22,6 +22,32 @@ export interface PutEntityMsg { mode: 'create' | 'replace' | 'patch'; entity?: E
 
 export interface DeleteEventMsg { check: string }
 
+/**
+ * A retried message is answered what the runtime remembered of its first reply, and it does not
+ * keep every reply (large ones, see actors/runtime/applied.ts): a reply with an entity may come
+ * back as this.
+ */
+export interface ReplyNotKept { duplicate: true }
+
+/**
+ * Every message of the entity actor, with its body and its reply: the actor's dispatch and its
+ * senders (ref.ts) are typed by the same map, so neither side casts.
+ */
+export interface EntityProtocol {
+  keepalive: { body: KeepaliveMsg; reply: { registered: boolean } };
+  event: { body: EventMsg; reply: { stored: boolean } };
+  'delete-event': { body: DeleteEventMsg; reply: { deleted: boolean } };
+  'put-entity': { body: PutEntityMsg; reply: { created: boolean; entity: Entity } | ReplyNotKept };
+  /** Deletes the entity and every event of it. */
+  'delete-entity': { body: null; reply: { deleted: boolean } };
+  /** The stored entity, or null when there is none. */
+  get: { body: null; reply: Entity | null };
+  /** From an agent that said goodbye: deregisters it only when its entity asks for that. */
+  deregister: { body: null; reply: { deregistered: boolean } };
+}
+
+export type EntityMessage = keyof EntityProtocol;
+
 /** What the entity actor keeps in its own record. */
 export interface EntityState {
   entity: Entity;

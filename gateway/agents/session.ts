@@ -10,7 +10,8 @@ import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 import type { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
-import { ENTITY_KIND, entityActorId, type KeepaliveMsg, type Origin } from '../../actors/entity/messages.ts';
+import type { KeepaliveMsg, Origin } from '../../actors/entity/messages.ts';
+import { entityRef, type EntityRef } from '../../actors/entity/ref.ts';
 import type { AgentIdentity } from './handshake.ts';
 import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limit.ts';
 import { routeAgentEvent } from './event-route.ts';
@@ -46,6 +47,8 @@ export interface SessionDeps {
  */
 export class AgentSession {
   private readonly origin: Origin;
+  /** The agent's own entity actor. */
+  private readonly entity: EntityRef;
   private logger: Logger | undefined;
   private inFlight = 0;
   private paused = false;
@@ -62,6 +65,7 @@ export class AgentSession {
 
   constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps, private readonly codec: PayloadCodec = jsonCodec) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
+    this.entity = entityRef(deps.actors, identity.namespace, identity.agentName);
     this.checks = new CheckSubscriptions({
       nats: deps.nats, namespace: identity.namespace, agentName: identity.agentName,
       deliver: (req) => this.sendCheckRequest(req), log: () => this.log,
@@ -73,8 +77,6 @@ export class AgentSession {
     ws.on('close', (code, reason) => this.onClose(code, reason.toString()));
     void this.sendEntityConfig();
   }
-
-  get actorId(): string { return entityActorId(this.origin.namespace, this.origin.name); }
 
   private get ackRetry(): boolean { return this.identity.capabilities.includes(AGENT_CAPABILITIES.ackRetry); }
 
@@ -106,7 +108,7 @@ export class AgentSession {
     const r = v.safeParse(KeepaliveEvent, body);
     if (!r.success) { this.reject(`invalid keepalive: ${describeIssues(r.issues)}`); return; }
     const msg: KeepaliveMsg = { origin: this.origin, event: r.output };
-    this.track(this.deps.actors.ask(ENTITY_KIND, this.actorId, 'keepalive', msg, { msgId: r.output.id })
+    this.track(this.entity.ask('keepalive', msg, { msgId: r.output.id })
       .catch((err) => this.log.warn('keepalive not recorded', { error: (err as Error).message })));
   }
 
@@ -136,7 +138,9 @@ export class AgentSession {
       ));
       return;
     }
-    this.track(this.deps.actors.ask(ENTITY_KIND, route.actorId, 'event', route.msg, { msgId: id, deadlineMs: EVENT_DEADLINE_MS }).then(
+    // Its own entity, or the proxy entity it names: the message's origin.
+    const target = entityRef(this.deps.actors, route.msg.origin.namespace, route.msg.origin.name);
+    this.track(target.ask('event', route.msg, { msgId: id, deadlineMs: EVENT_DEADLINE_MS }).then(
       () => this.ack({ id, ok: true }),
       (err) => {
         const code = err instanceof ActorError ? err.code : 'internal';
@@ -195,7 +199,7 @@ export class AgentSession {
   /** The reference's session start: the agent learns the entity the backend stores, or that there is none. */
   private async sendEntityConfig(): Promise<void> {
     try {
-      const entity = await this.deps.actors.ask(ENTITY_KIND, this.actorId, 'get', null);
+      const entity = await this.entity.ask('get', null);
       if (entity && !this.pushedConfig) this.checks.set(subscriptionsOfEntityConfig(entity));
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND, 'entity_config')));
     } catch (err) {
@@ -238,7 +242,7 @@ export class AgentSession {
     this.checks.close();
     // The actor deregisters only an entity stored with `deregister: true`; any other goodbye is a no-op.
     if (code === 1000 && reason === DEREGISTER_CLOSE_REASON) {
-      void this.deps.actors.ask(ENTITY_KIND, this.actorId, 'deregister', null)
+      void this.entity.ask('deregister', null)
         .catch((err) => this.log.warn('deregistration failed; the keepalive timeout will retry it', { error: (err as Error).message }));
     }
     this.log.info('agent disconnected', { code });

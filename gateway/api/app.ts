@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { ApiEnv, ApiServices } from './env.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ActorError } from '../../actors/runtime/types.ts';
+import { ApiError, kindOfActorError, sendError } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { CONFIG_RESOURCES } from './resources.ts';
@@ -59,6 +60,7 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
     if (err instanceof ApiError) return sendError(c, err.kind, err.message);
+    if (err instanceof ActorError) return sendError(c, kindOfActorError(err), err.message);
     deps.log.error('API request failed', { method: c.req.method, path: c.req.path, error: err.message });
     return sendError(c, 'internal', 'internal error');
   });

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ERROR_KINDS, errorBody, type ErrorKind } from '../../proto/errors.ts';
+import type { ActorError } from '../../actors/runtime/types.ts';
 
 /** An API failure with its error kind; the app's error handler turns it into `{message, code}`. */
 export class ApiError extends Error {
@@ -9,3 +10,18 @@ export class ApiError extends Error {
 
 export const sendError = (c: Context, kind: ErrorKind, message: string) =>
   c.json(errorBody(kind, message), ERROR_KINDS[kind].status as ContentfulStatusCode);
+
+/**
+ * The API error kind of an actor's refusal. Routes let ActorError through, and the app's error
+ * handler answers it with this kind and the actor's message.
+ */
+export function kindOfActorError(err: ActorError): ErrorKind {
+  // The code came over the wire, so it may be one this node does not know.
+  switch (err.code as string) {
+    case 'not_found': return 'not_found';
+    case 'invalid': return 'invalid_argument';
+    case 'conflict': return 'already_exists';
+    case 'unavailable': return 'unavailable';
+    default: return 'internal';
+  }
+}

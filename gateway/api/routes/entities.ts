@@ -1,10 +1,10 @@
 import { Hono, type Context } from 'hono';
 import type { PutEntityMsg } from '../../../actors/entity/messages.ts';
+import { entityRef } from '../../../actors/entity/ref.ts';
 import { SEP, type ReadItem } from '../../../actors/entity/read-model.ts';
 import { Entity } from '../../../proto/schemas/entity.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
-import { askEntity } from '../actor-errors.ts';
 import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
@@ -76,7 +76,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const entity = validate(Entity, body, 'entity');
     if (svc.entityLimit?.refuses(ns, name)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: PutEntityMsg = { mode, entity, user: c.get('subject').username };
-    await askEntity(svc.actors, ns, name, 'put-entity', msg, await writeMessageId(c));
+    await entityRef(svc.actors, ns, name).ask('put-entity', msg, { msgId: await writeMessageId(c) });
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/entities', (c) => write(c, 'create', undefined));
@@ -92,9 +92,9 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
-    const res = await askEntity(svc.actors, ns, name, 'put-entity', msg, await writeMessageId(c)) as { entity?: Entity };
+    const res = await entityRef(svc.actors, ns, name).ask('put-entity', msg, { msgId: await writeMessageId(c) });
     // A retried request is answered from what the actor remembers, which may not hold the entity.
-    const entity = res.entity ?? await svc.reads.entity(ns, name);
+    const entity = 'entity' in res ? res.entity : await svc.reads.entity(ns, name);
     if (!entity) throw new ApiError('not_found', 'resource not found');
     return sendOne(c, redactEntity(entity));
   });
@@ -102,7 +102,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.delete('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'entities', namespace: ns, name });
-    const res = await askEntity(svc.actors, ns, name, 'delete-entity', null, await writeMessageId(c)) as { deleted: boolean };
+    const res = await entityRef(svc.actors, ns, name).ask('delete-entity', null, { msgId: await writeMessageId(c) });
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

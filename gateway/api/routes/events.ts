@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeleteEventMsg, EventMsg } from '../../../actors/entity/messages.ts';
+import { entityRef } from '../../../actors/entity/ref.ts';
 import { SEP } from '../../../actors/entity/read-model.ts';
 import { Event } from '../../../proto/schemas/event.ts';
 import { Name } from '../../../proto/schemas/common.ts';
-import { askEntity } from '../actor-errors.ts';
 import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
@@ -83,7 +83,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     // An event about an unknown entity creates it (a proxy), so it counts against the limit.
     if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
     const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
-    await askEntity(svc.actors, ns, entity, 'event', msg, await writeMessageId(c));
+    await entityRef(svc.actors, ns, entity).ask('event', msg, { msgId: await writeMessageId(c) });
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/events', (c) => write(c));
@@ -94,7 +94,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     const { ns, entity, check } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'events', namespace: ns, name: check });
     const msg: DeleteEventMsg = { check };
-    const res = await askEntity(svc.actors, ns, entity, 'delete-event', msg, await writeMessageId(c)) as { deleted: boolean };
+    const res = await entityRef(svc.actors, ns, entity).ask('delete-event', msg, { msgId: await writeMessageId(c) });
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });
