@@ -30,6 +30,7 @@ const MetricThreshold = v.object({
 });
 
 export const METRIC_FORMATS = ['nagios_perfdata', 'graphite_plaintext', 'influxdb_line', 'opentsdb_line', 'prometheus_text'] as const;
+export type MetricFormat = (typeof METRIC_FORMATS)[number];
 
 /** core/v2 CheckConfig. */
 export const CheckConfig = v.pipe(
