@@ -12,7 +12,7 @@ import { buildCheckEvent, type Execution, type ExtractMetrics, type HookResult }
 import { selectHooks } from './hooks.ts';
 import { CheckIntake } from './intake.ts';
 import { runCommand } from './run-command.ts';
-import { substituteTokens, tokenData, TokenError } from './tokens.ts';
+import { substituteTokens, tokenData, TokenSubstitutionError } from './tokens.ts';
 
 // Runs the checks the backend asks for, in the order of issue 5: tokens, assets, the command (allow
 // list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every failure before the
@@ -102,7 +102,7 @@ export class CheckExecutor {
       assets = substituteTokens(assets, data, NO_TOKENS_IN);
       hookAssets = substituteTokens(hookAssets, data, NO_TOKENS_IN);
     } catch (e) {
-      if (e instanceof TokenError) return fail(e.message);
+      if (e instanceof TokenSubstitutionError) return fail(e.message);
       throw e;
     }
     let env: Record<string, string | undefined>;
