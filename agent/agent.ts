@@ -16,7 +16,7 @@ import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
 import { loadAllowList } from './checks/allow-list.ts';
 import type { AllowListEntry } from '../proto/schemas/check-request.ts';
-import { commandEnv } from './command-env.ts';
+import { baseCommandEnv } from './command-env.ts';
 import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
 
@@ -99,7 +99,7 @@ export class Agent implements EventSink {
       // Host facts as events reuse them (SYSTEM_MAX_AGE_MS): a busy schedule must not collect them per check.
       entity: () => this.entity(new Date(), false),
       submit: (event) => this.submit(event),
-      commandEnv: () => commandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
+      baseEnv: () => baseCommandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
       allowList: opts.allowList ?? (config['allow-list'] ? loadAllowList(config['allow-list']) : undefined),
       disableAssets: config['disable-assets'],
       prepareAssets: (list, entity) => assets.prepare(list, entity),

@@ -23,8 +23,8 @@ export interface CheckExecutorDeps {
   /** The agent's entity now: token data, and the entity `stdin` hands to the command. */
   entity: () => Entity;
   submit: (event: Event) => Promise<void>;
-  /** The environment for commands (agent/command-env.ts). */
-  commandEnv: () => Record<string, string>;
+  /** The environment every command starts from (agent/command-env.ts), before its own variables. */
+  baseEnv: () => Record<string, string>;
   allowList?: AllowListEntry[];
   disableAssets: boolean;
   /** The asset seam (lib/assets): fetches what a command needs; rejects with a message for the event. */
@@ -154,7 +154,7 @@ export class CheckExecutor {
 
   /** The command's environment with its assets; throws CheckFailure when they cannot be had. */
   private async environment(names: string[], assets: Asset[], entity: Entity): Promise<Record<string, string | undefined>> {
-    const base = this.deps.commandEnv();
+    const base = this.deps.baseEnv();
     if (names.length === 0) return base;
     if (this.deps.disableAssets) throw new CheckFailure(`assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`);
     if (!this.deps.prepareAssets) throw new CheckFailure('assets are not available on this agent');
