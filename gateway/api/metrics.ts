@@ -19,7 +19,7 @@ export interface NodeGauges {
  * The node's Prometheus metrics: HTTP requests (by method, route pattern and status) and their
  * latency, plus the node gauges and counters, and the process defaults (CPU, memory, event loop).
  */
-export class ApiMetrics {
+export class NodeMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route'>;
