@@ -16,7 +16,7 @@ import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
 import { loadAllowList } from './checks/allow-list.ts';
 import type { AllowListEntry } from '../proto/schemas/check-request.ts';
-import { commandEnv } from './command-env.ts';
+import { baseCommandEnv } from './command-env.ts';
 import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
 
@@ -97,9 +97,9 @@ export class Agent implements EventSink {
     this.checks = new CheckExecutor({
       log: checkLog,
       // Host facts as events reuse them (SYSTEM_MAX_AGE_MS): a busy schedule must not collect them per check.
-      entity: () => { const now = new Date(); return withManaged(buildEntity(this.config, this.systemFacts(now), now), this.managed); },
+      entity: () => this.entity(new Date(), false),
       submit: (event) => this.submit(event),
-      commandEnv: () => commandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
+      baseEnv: () => baseCommandEnv({ warn: (msg, fields) => checkLog.warn(msg, fields) }),
       allowList: opts.allowList ?? (config['allow-list'] ? loadAllowList(config['allow-list']) : undefined),
       disableAssets: config['disable-assets'],
       prepareAssets: (list, entity) => assets.prepare(list, entity),
@@ -112,9 +112,12 @@ export class Agent implements EventSink {
     return this.connection.connected;
   }
 
-  /** The entity as the next keepalive will carry it. */
-  entity(now: Date = new Date()): Entity {
-    return withManaged(buildEntity(this.config, this.systemFacts(now, true), now), this.managed);
+  /**
+   * This agent's entity: the flags and host facts, with the backend's stored fields over them. As the
+   * next keepalive carries it unless `freshFacts` is false, which lets events reuse recent host facts.
+   */
+  entity(now: Date = new Date(), freshFacts = true): Entity {
+    return withManaged(buildEntity(this.config, this.systemFacts(now, freshFacts), now), this.managed);
   }
 
   /**
@@ -136,7 +139,7 @@ export class Agent implements EventSink {
   async submit(event: Event): Promise<void> {
     if (!this.outbox || this.stopping) throw new EventRefusedError(this.stopping ? 'the agent is stopping' : 'the agent is not started');
     const now = new Date();
-    const entity = withManaged(buildEntity(this.config, this.systemFacts(now), now), this.managed);
+    const entity = this.entity(now, false);
     const prepared = prepareEvent(event, { entity, now, namespace: this.config.namespace, agentName: this.config.name });
     await this.outbox.submit(prepared);
   }

@@ -69,7 +69,7 @@ export interface CommandEnvOptions {
  * systemd's EnvironmentFile does: that is how an operator widens PATH for checks. A missing file
  * is normal (most hosts have neither); the files are read on each call, and they are small.
  */
-export function commandEnv(opts: CommandEnvOptions = {}): Record<string, string> {
+export function baseCommandEnv(opts: CommandEnvOptions = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(opts.baseEnv ?? process.env)) if (val !== undefined) env[k] = val;
   for (const file of opts.files ?? COMMAND_ENV_FILES) {

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../proto/schemas/agent-config.ts';
 import type { Entity } from '../proto/schemas/entity.ts';
-import type { KeepaliveEvent } from '../proto/schemas/event.ts';
+import { KEEPALIVE_CHECK, type KeepaliveEvent } from '../proto/schemas/event.ts';
 
-// A keepalive is an ordinary core/v2 event whose check is named `keepalive`. Its check carries the
-// agent's own timeouts (interval, warning as `timeout`, critical as `ttl`) because the backend
-// judges silence with the agent's settings, not its own.
-
-export const KEEPALIVE_CHECK = 'keepalive';
+// A keepalive's check carries the agent's own timeouts (interval, warning as `timeout`, critical as
+// `ttl`) because the backend judges silence with the agent's settings, not its own.
 
 export interface KeepaliveInput {
   config: AgentConfig;

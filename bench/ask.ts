@@ -19,7 +19,7 @@ import { entityRef } from '../actors/entity/ref.ts';
 import { COUNTER_KIND } from './lib/counter.ts';
 import { keepaliveEvent } from './lib/keepalive.ts';
 import { drive, type DriveResult } from './lib/drive.ts';
-import { fix, int, mb, ms, note, pct, table } from './lib/format.ts';
+import { fix, int, ms, note, pct, table } from './lib/format.ts';
 import { Cleanup, REPO_ROOT, startInfra } from './lib/infra.ts';
 import { instrumentation, loopReports, PRELOAD_IMPORT, profileLines, startProfile } from './lib/backend-ctl.ts';
 import type { BenchResult } from './lib/result.ts';

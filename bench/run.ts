@@ -1,5 +1,5 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline] [sandbox] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -16,6 +16,8 @@
  *            1 and 3 backends; send-to-ack p50/p99 (bench/results/)                       (~2 min)
  *   pipeline events through a tcp handler and a pipe handler on one backend: handled/s and stored→handled
  *            p50/p99 (bench/pipeline.ts)                                                  (~2 min)
+ *   sandbox  JavaScript expressions in this process: evaluations/s with a reused context and with a
+ *            context per event, filter applications/s (bench/sandbox.ts)                    (~1 s)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -36,6 +38,7 @@
  * results: BENCH_RESULTS_AGENTS=200  BENCH_RESULTS_WINDOW=8  BENCH_RESULTS_SECONDS=30  BENCH_RESULTS_WARMUP=5
  * BENCH_RESULTS_NODES=1,3  BENCH_RESULTS_CHECKS=10
  * pipeline: BENCH_PIPELINE_SECONDS=20  BENCH_PIPELINE_KINDS=tcp,pipe  BENCH_PIPELINE_PIPE_EVENTS=3000  BENCH_PIPELINE_QUEUED=30000
+ * sandbox: BENCH_SANDBOX_EVALS=5000  BENCH_SANDBOX_FRESH=200  BENCH_SANDBOX_FILTERS=2000
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -48,6 +51,7 @@ import { agentBenchConfig, runAgentBench } from './agent/index.ts';
 import { runTtl, ttlConfig } from './ttl.ts';
 import { resultsConfig, runResults } from './results/index.ts';
 import { pipelineConfig, runPipeline } from './pipeline.ts';
+import { runSandbox, sandboxConfig } from './sandbox.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -60,6 +64,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   ttl: () => runTtl(ttlConfig()),
   results: (args) => runResults(resultsConfig(args)),
   pipeline: (args) => runPipeline(pipelineConfig(args)),
+  sandbox: () => runSandbox(sandboxConfig()),
 };
 
 const args = process.argv.slice(2);

@@ -30,7 +30,7 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
   const cleanup = new Cleanup();
   try {
     note('ttl: starting etcd, nats-server and the backend');
-    const { infra, backend } = await startInfraAndBackend('bench-ttl', cleanup);
+    const { backend } = await startInfraAndBackend('bench-ttl', cleanup);
 
     const prefix = `ttl${Date.now().toString(36)}`;
     const names = Array.from({ length: cfg.switches }, (_, i) => `${prefix}-${i}`);

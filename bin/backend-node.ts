@@ -31,7 +31,7 @@ import { VerifiedCache } from '../gateway/auth/passwords.ts';
 import { TokenService } from '../gateway/auth/tokens.ts';
 import { Authenticator } from '../gateway/auth/login.ts';
 import { directoryLogin, directoryLookup } from '../gateway/auth/ldap.ts';
-import { ApiMetrics } from '../gateway/api/metrics.ts';
+import { NodeMetrics } from '../gateway/api/metrics.ts';
 import { seedCluster } from '../gateway/auth/seed.ts';
 import { AgentGateway } from '../gateway/agents/server.ts';
 import { loadAgentServerTls } from '../gateway/agents/tls.ts';
@@ -203,7 +203,7 @@ export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls
       catch { try { etcdVersion = { etcdserver: await etcd.version() }; } catch { /* unreachable: report none */ } }
       return { monitor_backend: VERSION, etcd: etcdVersion, api_groups: { 'core/v2': 'v2' } };
     };
-    const metrics = new ApiMetrics({
+    const metrics = new NodeMetrics({
       agentsConnected: () => gateway.sessionCount, mailboxDepth: () => host.mailboxDepth(), actorsActive: () => host.actorCount,
       shardsOwned: () => host.ownedCount, turnsCommitted: () => host.committedTurns,
       eventsProcessed: () => entityStats.events, keepalivesProcessed: () => entityStats.keepalives,

@@ -1,4 +1,5 @@
 import type { LogLevel } from '../proto/log-levels.ts';
+import { DEFAULT_REDACT } from '../proto/schemas/entity.ts';
 
 // Structured JSON-line logging shared by every program. One line per record, written to stderr so
 // that stdout stays free for command output (`version`, `make run` hints).
@@ -6,9 +7,9 @@ import type { LogLevel } from '../proto/log-levels.ts';
 
 const rank: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5 };
 
-// Field names whose values never reach a log line, whatever the caller passes.
-const SECRET_FIELDS = new Set(['password', 'passwd', 'pass', 'token', 'access_token', 'refresh_token',
-  'api_key', 'api_token', 'access_key', 'secret_key', 'private_key', 'secret', 'authorization']);
+// Field names whose values never reach a log line, whatever the caller passes: an entity's default
+// secrets, and the service's own credentials (tokens, Authorization headers).
+const SECRET_FIELDS = new Set([...DEFAULT_REDACT, 'token', 'access_token', 'refresh_token', 'authorization']);
 
 export interface Logger {
   level: LogLevel;

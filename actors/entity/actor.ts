@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { buckets, eventKey } from '../../proto/names.ts';
 import { mergePatch } from '../../proto/merge-patch.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import type { Check, Event } from '../../proto/schemas/event.ts';
+import { KEEPALIVE_CHECK, type Check, type Event } from '../../proto/schemas/event.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
 import { isResolution, mergeCheck } from './check-state.ts';
 import {
-  KEEPALIVE_CHECK, KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEventFields, nextJudgement,
+  KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEventFields, nextJudgement,
   okOutput, silenceStatus, silentOutput,
 } from './keepalive.ts';
 import {

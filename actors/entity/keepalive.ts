@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Check, Event } from '../../proto/schemas/event.ts';
+import { KEEPALIVE_CHECK, type Check, type Event } from '../../proto/schemas/event.ts';
 import { goTimeString } from './gotime.ts';
 import type { KeepaliveState } from './messages.ts';
 
-export const KEEPALIVE_CHECK = 'keepalive';
 export const KEEPALIVE_TIMER = 'keepalive';
 
 export const okOutput = (name: string, sentAtSec: number) => `Keepalive last sent from ${name} at ${goTimeString(sentAtSec)}`;

@@ -1,9 +1,9 @@
 import { buckets, eventKey } from '../../proto/names.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import type { Check, Event } from '../../proto/schemas/event.ts';
+import { KEEPALIVE_CHECK, type Check, type Event } from '../../proto/schemas/event.ts';
 import type { Turn } from '../runtime/types.ts';
 import { mergeCheck } from './check-state.ts';
-import { KEEPALIVE_CHECK, derivedEventId } from './keepalive.ts';
+import { derivedEventId } from './keepalive.ts';
 import type { EntityState } from './messages.ts';
 
 // Check TTL, the dead man's switch of one (entity, check): if no new result arrives within `ttl`

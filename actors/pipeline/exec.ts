@@ -61,7 +61,7 @@ export function parseEnvVars(entries: readonly string[] | null | undefined, what
 }
 
 /** The command's environment: the backend's, then the resource's env_vars, then the assets' (search paths prepended). */
-export async function commandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
+export async function pipelineCommandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
   Object.assign(env, parseEnvVars(res.env_vars, what, ctx));
@@ -82,7 +82,7 @@ export async function commandEnv(res: CommandResource, namespace: string, what: 
  * status 3 with `error`); rejects only when the environment cannot be built (a missing asset).
  */
 export async function execCommand(res: CommandResource, stdin: Buffer | string, namespace: string, ctx: ExecContext, opts: ExecOptions): Promise<ExecResult> {
-  const env = await commandEnv(res, namespace, opts.what, ctx);
+  const env = await pipelineCommandEnv(res, namespace, opts.what, ctx);
   return run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
 }
 

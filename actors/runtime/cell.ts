@@ -48,7 +48,7 @@ export const splitSideKey = (k: string): [string, string] => { const i = k.index
  * serialized values) instead of serializing them again. `state` directly follows `id`: the read
  * model tells a record without state by that prefix.
  */
-export function encodeRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: Intent): Buffer {
+export function encodeActorRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: Intent): Buffer {
   let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${encodeAppliedList(seen)}`;
   if (intent && intent.writes.length > 0) {
     const writes = intent.writes.map((w) => {
@@ -60,7 +60,7 @@ export function encodeRecord(id: string, stateJson: string, timers: Record<strin
   return Buffer.from(`${text}}`);
 }
 
-export function decodeRecord(data: Uint8Array): ActorRecord<unknown> | undefined {
+export function decodeActorRecord(data: Uint8Array): ActorRecord<unknown> | undefined {
   try {
     const r = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as ActorRecord<unknown> & { seen?: unknown; intent?: { writes?: unknown[] } };
     if (typeof r?.id !== 'string') return undefined;

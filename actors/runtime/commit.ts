@@ -3,7 +3,7 @@ import {
   APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedList, encodeAppliedList, findApplied,
   replyOf, type Applied,
 } from './applied.ts';
-import { decodeRecord, encodeRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
+import { decodeActorRecord, encodeActorRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
 import { CasConflictError, type Headers, type KvStore } from './nats.ts';
 import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
@@ -51,7 +51,7 @@ export class Committer {
     const seen = appendApplied(cell.seen, done, SEEN_LIMIT);
     const bucket = cell.behavior.bucket;
     if (sides.length === 0) {
-      cell.revision = await this.writer.put(bucket, cell.key, encodeRecord(cell.id, stateJson, turn.timers, seen), cell.revision);
+      cell.revision = await this.writer.put(bucket, cell.key, encodeActorRecord(cell.id, stateJson, turn.timers, seen), cell.revision);
       return seen;
     }
     // The revisions the side writes replace go into the intent: a replay compares against them.
@@ -60,7 +60,7 @@ export class Committer {
       const [b, key] = splitSideKey(sk);
       return { bucket: b, key, prev: prior[i]!.revision, ids: turn.writers.get(sk) ?? [], json: TurnImpl.textOf(w) };
     });
-    const rev = await this.writer.put(bucket, cell.key, encodeRecord(cell.id, stateJson, turn.timers, seen, { writes }), cell.revision);
+    const rev = await this.writer.put(bucket, cell.key, encodeActorRecord(cell.id, stateJson, turn.timers, seen, { writes }), cell.revision);
     cell.revision = rev;
     await Promise.all(sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev)));
     return seen;
@@ -79,7 +79,7 @@ export class Committer {
   /** Loads the actor's record from the stream's leader, finishing the intent it may hold first. */
   async load(cell: Cell): Promise<void> {
     const e = await this.store(cell.behavior.bucket).getLatest(cell.key);
-    let record = e && !e.deleted ? decodeRecord(e.value) : undefined;
+    let record = e && !e.deleted ? decodeActorRecord(e.value) : undefined;
     let revision = e?.revision ?? 0;
     if (record?.intent) ({ record, revision } = await this.replay(cell, record, revision));
     cell.adopt(record, revision);
@@ -114,7 +114,7 @@ export class Committer {
     }
     const forgotten = new Set(intent.writes.flatMap((w) => w.ids));
     const seen = record.seen.filter((a) => !forgotten.has(a[0]));
-    const revision = await this.writer.put(cell.behavior.bucket, cell.key, encodeRecord(record.id, JSON.stringify(record.state ?? null), record.timers, seen), rev);
+    const revision = await this.writer.put(cell.behavior.bucket, cell.key, encodeActorRecord(record.id, JSON.stringify(record.state ?? null), record.timers, seen), rev);
     this.log.warn('a turn lost its side writes to another writer; its messages will be applied again', { actor: `${cell.behavior.kind}/${cell.id}`, messages: forgotten.size });
     return { record: { ...record, seen, intent: undefined }, revision };
   }

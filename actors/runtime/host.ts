@@ -1,7 +1,7 @@
 import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
 import { applied, findApplied, replyOf, type Applied } from './applied.ts';
-import { Cell, decodeRecord } from './cell.ts';
+import { Cell, decodeActorRecord } from './cell.ts';
 import { Committer } from './commit.ts';
 import { shardOf } from './hash.ts';
 import type { InboundMsg, KvStore, NatsAdapter } from './nats.ts';
@@ -77,7 +77,7 @@ export class ActorHost implements ShardHost {
     // Re-arm every deadline of the shard from its records before taking messages.
     for (const b of this.behaviors.values()) {
       for (const e of await this.store(b.bucket).list(`${shardToken(shard)}.>`)) {
-        const record = decodeRecord(e.value);
+        const record = decodeActorRecord(e.value);
         // An ended actor's record (kept for its `seen`) has nothing to arm.
         if (!record || (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)) continue;
         const cell = this.cell(b, record.id, shard);

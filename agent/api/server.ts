@@ -17,7 +17,7 @@ const DRAIN_BYTES = 8 * 1024 * 1024;
 /** Read and write timeouts of the server (Sensu uses 15 s for both). */
 export const API_TIMEOUT_MS = 15_000;
 
-export interface ApiDeps {
+export interface AgentApiDeps {
   sink: EventSink;
   connected: () => boolean;
   version: string;
@@ -75,7 +75,7 @@ export function parseApiEvent(body: Buffer): Event {
   return r.output as Event;
 }
 
-async function postEvent(req: IncomingMessage, res: ServerResponse, deps: ApiDeps): Promise<void> {
+async function postEvent(req: IncomingMessage, res: ServerResponse, deps: AgentApiDeps): Promise<void> {
   const event = parseApiEvent(await readBody(req));
   try {
     await deps.sink.submit(event);
@@ -88,7 +88,7 @@ async function postEvent(req: IncomingMessage, res: ServerResponse, deps: ApiDep
   res.end();
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, deps: ApiDeps): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, deps: AgentApiDeps): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0]!;
   const method = ROUTES[path];
   if (method === undefined) { sendJson(res, 404, { message: `no route for ${path}` }); return; }
@@ -107,7 +107,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: ApiDeps):
   }
 }
 
-export function createApiServer(deps: ApiDeps): Server {
+export function createApiServer(deps: AgentApiDeps): Server {
   const server = createServer((req, res) => {
     handle(req, res, deps).catch((err: unknown) => {
       if (err instanceof HttpError) {
@@ -128,7 +128,7 @@ export function createApiServer(deps: ApiDeps): Server {
 }
 
 /** Starts the API on host:port; rejects with a ListenError when the address cannot be bound. */
-export async function startApi(host: string, port: number, deps: ApiDeps): Promise<Listener> {
+export async function startApi(host: string, port: number, deps: AgentApiDeps): Promise<Listener> {
   const server = createApiServer(deps);
   await listen('agent API', server, host, port);
   server.on('error', (err) => deps.log.warn('agent API server error', { error: err.message }));

@@ -12,7 +12,7 @@ import { buildCheckEvent, type Execution, type ExtractMetrics, type HookResult }
 import { selectHooks } from './hooks.ts';
 import { CheckIntake } from './intake.ts';
 import { runCommand } from './run-command.ts';
-import { substituteTokens, tokenData, TokenError } from './tokens.ts';
+import { substituteTokens, tokenData, TokenSubstitutionError } from './tokens.ts';
 
 // Runs the checks the backend asks for, in the order of docs/compatibility.md#check-execution: tokens, assets, the command (allow
 // list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every failure before the
@@ -23,8 +23,8 @@ export interface CheckExecutorDeps {
   /** The agent's entity now: token data, and the entity `stdin` hands to the command. */
   entity: () => Entity;
   submit: (event: Event) => Promise<void>;
-  /** The environment for commands (agent/command-env.ts). */
-  commandEnv: () => Record<string, string>;
+  /** The environment every command starts from (agent/command-env.ts), before its own variables. */
+  baseEnv: () => Record<string, string>;
   allowList?: AllowListEntry[];
   disableAssets: boolean;
   /** The asset seam (lib/assets): fetches what a command needs; rejects with a message for the event. */
@@ -102,7 +102,7 @@ export class CheckExecutor {
       assets = substituteTokens(assets, data, NO_TOKENS_IN);
       hookAssets = substituteTokens(hookAssets, data, NO_TOKENS_IN);
     } catch (e) {
-      if (e instanceof TokenError) return fail(e.message);
+      if (e instanceof TokenSubstitutionError) return fail(e.message);
       throw e;
     }
     let env: Record<string, string | undefined>;
@@ -154,7 +154,7 @@ export class CheckExecutor {
 
   /** The command's environment with its assets; throws CheckFailure when they cannot be had. */
   private async environment(names: string[], assets: Asset[], entity: Entity): Promise<Record<string, string | undefined>> {
-    const base = this.deps.commandEnv();
+    const base = this.deps.baseEnv();
     if (names.length === 0) return base;
     if (this.deps.disableAssets) throw new CheckFailure(`assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`);
     if (!this.deps.prepareAssets) throw new CheckFailure('assets are not available on this agent');

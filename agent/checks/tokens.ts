@@ -4,8 +4,8 @@
 // A token that finds no value fails the whole substitution: running a command with a hole in it
 // would report the wrong thing.
 
-export class TokenError extends Error {
-  constructor(message: string) { super(message); this.name = 'TokenError'; }
+export class TokenSubstitutionError extends Error {
+  constructor(message: string) { super(message); this.name = 'TokenSubstitutionError'; }
 }
 
 /** The template data: the entity as JSON, with its metadata fields hoisted to the top level. */
@@ -33,7 +33,7 @@ function lex(action: string): string[] {
         if (c === '"' && action[j] === '\\' && j + 1 < action.length) { j++; s += action[j] === 'n' ? '\n' : action[j] === 't' ? '\t' : action[j]; } else s += action[j];
         j++;
       }
-      if (j >= action.length) throw new TokenError(`unterminated quoted string in {{${action}}}`);
+      if (j >= action.length) throw new TokenSubstitutionError(`unterminated quoted string in {{${action}}}`);
       words.push(JSON.stringify(s));
       i = j + 1;
       continue;
@@ -61,7 +61,7 @@ function operand(word: string, data: Record<string, unknown>, action: string): V
   if (word.startsWith('.')) return lookup(data, word);
   if (/^-?\d+(\.\d+)?$/.test(word)) return Number(word);
   if (word === 'true' || word === 'false') return word === 'true';
-  throw new TokenError(`unsupported token {{${action}}}: "${word}" is not a field, a string or a function`);
+  throw new TokenSubstitutionError(`unsupported token {{${action}}}: "${word}" is not a field, a string or a function`);
 }
 
 /** Go's notion of "empty" that `default` replaces. */
@@ -72,22 +72,22 @@ function isEmpty(v: Value): boolean {
 
 function call(fn: string, args: Value[], action: string): Value {
   if (fn === 'default') {
-    if (args.length < 1 || args.length > 2) throw new TokenError(`default takes a default value and a value in {{${action}}}`);
+    if (args.length < 1 || args.length > 2) throw new TokenSubstitutionError(`default takes a default value and a value in {{${action}}}`);
     const value = args.length === 2 ? args[1] : NO_VALUE;
     return isEmpty(value) ? args[0] : value;
   }
   if (fn === 'assetPath') {
-    if (args.length !== 1 || typeof args[0] !== 'string') throw new TokenError(`assetPath takes one asset name in {{${action}}}`);
+    if (args.length !== 1 || typeof args[0] !== 'string') throw new TokenSubstitutionError(`assetPath takes one asset name in {{${action}}}`);
     return `$${args[0].toUpperCase().replace(/[^A-Z0-9_]/g, '_')}_PATH`;
   }
-  throw new TokenError(`unknown function "${fn}" in {{${action}}}`);
+  throw new TokenSubstitutionError(`unknown function "${fn}" in {{${action}}}`);
 }
 
 function evalCommand(words: string[], piped: Value[] , data: Record<string, unknown>, action: string): Value {
-  if (words.length === 0) throw new TokenError(`empty command in {{${action}}}`);
+  if (words.length === 0) throw new TokenSubstitutionError(`empty command in {{${action}}}`);
   const [head, ...rest] = words as [string, ...string[]];
   if (head === 'default' || head === 'assetPath') return call(head, [...rest.map((w) => operand(w, data, action)), ...piped], action);
-  if (rest.length > 0 || piped.length > 0) throw new TokenError(`unsupported token {{${action}}}`);
+  if (rest.length > 0 || piped.length > 0) throw new TokenSubstitutionError(`unsupported token {{${action}}}`);
   return operand(head, data, action);
 }
 
@@ -97,7 +97,7 @@ function format(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** Substitutes the tokens of one string; throws TokenError naming an unmatched or bad token. */
+/** Substitutes the tokens of one string; throws TokenSubstitutionError naming an unmatched or bad token. */
 export function substituteString(text: string, data: Record<string, unknown>): string {
   if (!text.includes('{{')) return text;
   let out = '';
@@ -107,7 +107,7 @@ export function substituteString(text: string, data: Record<string, unknown>): s
     if (open < 0) { out += text.slice(i); break; }
     out += text.slice(i, open);
     const close = text.indexOf('}}', open + 2);
-    if (close < 0) throw new TokenError(`unclosed token in "${text.slice(open, open + 60)}"`);
+    if (close < 0) throw new TokenSubstitutionError(`unclosed token in "${text.slice(open, open + 60)}"`);
     let action = text.slice(open + 2, close);
     // Go's whitespace trimming markers: `{{- x -}}`.
     if (action.startsWith('- ')) { out = out.trimEnd(); action = action.slice(1); }
@@ -117,7 +117,7 @@ export function substituteString(text: string, data: Record<string, unknown>): s
     for (const w of lex(action)) { if (w === '|') stages.push([]); else stages[stages.length - 1]!.push(w); }
     let value: Value = NO_VALUE;
     stages.forEach((words, n) => { value = evalCommand(words, n === 0 ? [] : [value], data, action); });
-    if (value === NO_VALUE) throw new TokenError(`unmatched token: {{${action}}}`);
+    if (value === NO_VALUE) throw new TokenSubstitutionError(`unmatched token: {{${action}}}`);
     out += format(value);
     i = close + 2;
     if (trimAfter) { while (i < text.length && /\s/.test(text[i]!)) i++; }

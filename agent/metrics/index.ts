@@ -4,13 +4,12 @@ import { parseNagios } from './nagios.ts';
 import { parseOpenTSDB } from './opentsdb.ts';
 import { parsePrometheus } from './prometheus.ts';
 import type { MetricPoint, MetricTag } from './point.ts';
+import { METRIC_FORMATS, type MetricFormat } from '../../proto/schemas/resources/checks.ts';
 
 // Metric extraction: turns a check's output into metric points (docs/compatibility.md#metric-extraction). Pure and
 // synchronous; bad output never throws: unparsable lines are skipped and described in `errors`
 // (at most 20, then a count). Every point has a finite value and a whole-second timestamp, and
 // the check's `output_metric_tags` are appended after the point's own tags.
-
-export type MetricFormat = 'nagios_perfdata' | 'graphite_plaintext' | 'influxdb_line' | 'opentsdb_line' | 'prometheus_text';
 
 type Parser = (output: string, executed: number, tags: MetricTag[]) => { points: MetricPoint[]; errors: string[] };
 
@@ -21,8 +20,6 @@ const PARSERS: Record<MetricFormat, Parser> = {
   opentsdb_line: parseOpenTSDB,
   prometheus_text: parsePrometheus,
 };
-
-export const METRIC_FORMATS = Object.keys(PARSERS) as readonly MetricFormat[];
 
 export function isMetricFormat(format: string): format is MetricFormat {
   return Object.prototype.hasOwnProperty.call(PARSERS, format);

@@ -7,7 +7,8 @@ export const HEADER_BYTES = 8;
 /** An event larger than this is refused: the backend would refuse its frame anyway. */
 export const MAX_RECORD_PAYLOAD = 1024 * 1024;
 
-export function encodeRecord(payload: Buffer): Buffer {
+/** One payload framed as a record, ready to append. */
+export function frameRecord(payload: Buffer): Buffer {
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
   out.writeUInt32BE(payload.length, 0);
   out.writeUInt32BE(crc32(payload), 4);

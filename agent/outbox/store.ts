@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Logger } from '../../lib/log.ts';
 import { EventRefusedError } from '../events/prepare.ts';
 import { lockCacheDir, OutboxOpenError } from './lock.ts';
-import { encodeRecord, HEADER_BYTES, MAX_RECORD_PAYLOAD, scanRecords } from './records.ts';
+import { frameRecord, HEADER_BYTES, MAX_RECORD_PAYLOAD, scanRecords } from './records.ts';
 
 // The agent's durable event queue: append-only segment files in <cache-dir>/outbox plus a cursor
 // file saying "every record before this sequence number is acknowledged". Records are numbered by
@@ -197,7 +197,7 @@ export class OutboxStore {
   }
 
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const records = batch.map((p) => encodeRecord(p.payload));
+    const records = batch.map((p) => frameRecord(p.payload));
     const bytes = records.reduce((n, r) => n + r.length, 0);
     try {
       if (this.active.size >= this.segmentBytes) this.rotate();

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { Name } from '../../proto/schemas/common.ts';
-import type { Event } from '../../proto/schemas/event.ts';
-import { KEEPALIVE_CHECK } from '../../actors/entity/keepalive.ts';
+import { KEEPALIVE_CHECK, type Event } from '../../proto/schemas/event.ts';
 import { entityActorId, type EventMsg, type Origin } from '../../actors/entity/messages.ts';
 
 // Where an agent's event goes: its own entity, a proxy entity it names, or nowhere yet (metrics

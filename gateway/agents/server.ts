@@ -6,7 +6,6 @@ import { WebSocketServer } from 'ws';
 import { CONTENT_JSON, CONTENT_PROTOBUF, MAX_FRAME_BYTES } from '../../proto/frames.ts';
 import { codecForAccept } from '../../proto/wire/codec.ts';
 import { errorBody, kindOfStatus } from '../../proto/errors.ts';
-import type { Logger } from '../../lib/log.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';

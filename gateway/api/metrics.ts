@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PipelineStats } from '../../actors/pipeline/worker.ts';
 
 /** Numbers read at scrape time from the parts of the node that keep them. */
 export interface NodeGauges {
@@ -11,14 +12,14 @@ export interface NodeGauges {
   eventsProcessed(): number;
   keepalivesProcessed(): number;
   /** The pipeline worker's counters (absent on a node without one). */
-  pipeline?(): { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number };
+  pipeline?(): PipelineStats;
 }
 
 /**
  * The node's Prometheus metrics: HTTP requests (by method, route pattern and status) and their
  * latency, plus the node gauges and counters, and the process defaults (CPU, memory, event loop).
  */
-export class ApiMetrics {
+export class NodeMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route'>;

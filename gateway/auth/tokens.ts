@@ -18,8 +18,9 @@ export interface AccessClaims {
 
 export interface TokenPair { access_token: string; expires_at: number; refresh_token: string }
 
-export class TokenError extends Error {
-  constructor(readonly kind: 'invalid_argument' | 'unauthenticated', message: string) { super(message); this.name = 'TokenError'; }
+/** A token refresh refused: `kind` is the API error it answers with. */
+export class RefreshRefusedError extends Error {
+  constructor(readonly kind: 'invalid_argument' | 'unauthenticated', message: string) { super(message); this.name = 'RefreshRefusedError'; }
 }
 
 interface Session { sub: string; groups: string[]; provider?: string; login?: string; refresh: string }
@@ -113,18 +114,18 @@ export class TokenService {
   async refresh(accessToken: string, refreshToken: string, current: (s: SessionSubject) => Promise<SessionSubject | undefined>): Promise<TokenPair> {
     let claims: AccessClaims;
     try { claims = (await verify(accessToken, this.secret, { alg: ALG, exp: false })) as unknown as AccessClaims; }
-    catch { throw new TokenError('invalid_argument', 'invalid access token'); }
+    catch { throw new RefreshRefusedError('invalid_argument', 'invalid access token'); }
     const [sid, secret] = refreshToken.split('.');
-    if (!sid || !secret || sid !== claims.sid) throw new TokenError('unauthenticated', 'invalid refresh token');
+    if (!sid || !secret || sid !== claims.sid) throw new RefreshRefusedError('unauthenticated', 'invalid refresh token');
     const rec = await this.etcd.get(etcdKeys.session(sid));
     const session = rec ? (JSON.parse(rec.value) as Session) : undefined;
-    if (!session || session.refresh !== digest(secret) || session.sub !== claims.sub) throw new TokenError('unauthenticated', 'invalid refresh token');
+    if (!session || session.refresh !== digest(secret) || session.sub !== claims.sub) throw new RefreshRefusedError('unauthenticated', 'invalid refresh token');
     const { deleted } = await this.etcd.deleteReporting(etcdKeys.session(sid));
     this.live.delete(sid);
     this.forget(sid);
-    if (!deleted) throw new TokenError('unauthenticated', 'invalid refresh token');
+    if (!deleted) throw new RefreshRefusedError('unauthenticated', 'invalid refresh token');
     const who = await current({ username: session.sub, groups: session.groups, provider: session.provider, login: session.login });
-    if (!who) throw new TokenError('unauthenticated', `user "${session.sub}" may no longer log in`);
+    if (!who) throw new RefreshRefusedError('unauthenticated', `user "${session.sub}" may no longer log in`);
     return this.issue(who);
   }
 

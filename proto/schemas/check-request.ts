@@ -1,11 +1,10 @@
 import * as v from 'valibot';
-import { ObjectMeta, StringMap } from './common.ts';
+import { ObjectMeta, StringMap, UInt } from './common.ts';
 
 // The `check_request` frame from the backend (core/v2 CheckRequest). Loose objects: the check
 // configuration carries many fields the agent does not act on, and they travel into the event
 // unchanged. Only what the agent acts on is checked, so a malformed request is refused whole.
 
-const UInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 const OptStrings = v.optional(v.nullable(v.array(v.string())));
 const Tag = v.object({ name: v.string(), value: v.string() });
 

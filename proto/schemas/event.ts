@@ -51,6 +51,9 @@ export const Event = v.object({
 });
 export type Event = v.InferOutput<typeof Event>;
 
+/** A keepalive is an ordinary event whose check has this name; the agent sends it and the backend judges silence by it. */
+export const KEEPALIVE_CHECK = 'keepalive';
+
 /** A keepalive must name its entity and carry the keepalive check with its timeouts. */
 export const KeepaliveEvent = v.object({
   ...Event.entries,

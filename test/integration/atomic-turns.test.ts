@@ -7,7 +7,7 @@ import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/
 import { createLogger } from '../../lib/log.ts';
 import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
-import { encodeRecord } from '../../actors/runtime/cell.ts';
+import { encodeActorRecord } from '../../actors/runtime/cell.ts';
 import { actorRecordKey } from '../../proto/names.ts';
 import { shardOf } from '../../actors/runtime/hash.ts';
 import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
@@ -207,7 +207,7 @@ test('an intent whose side record another writer changed is forgotten, so its me
   const r1 = await sideStore.put(sideKey, Buffer.from('5'), 0);
   await sideStore.put(sideKey, Buffer.from('6'), r1);
   const key = actorRecordKey(shardOf('ledger', id, SHARDS), [id]);
-  await recordStore.put(key, encodeRecord(id, '{"lines":["q"]}', {}, [['m-l6-1', { n: 6 }]], { writes: [{ bucket: SIDE, key: sideKey, prev: r1, ids: ['m-l6-1'], json: '6' }] }), 0);
+  await recordStore.put(key, encodeActorRecord(id, '{"lines":["q"]}', {}, [['m-l6-1', { n: 6 }]], { writes: [{ bucket: SIDE, key: sideKey, prev: r1, ids: ['m-l6-1'], json: '6' }] }), 0);
   assert.equal(await actors.ask('ledger', id, 'add', { line: 'q', track: true }, { msgId: 'm-l6-1' }), { n: 7 });
   assert.is(await line(id, 'q'), 7);
 });

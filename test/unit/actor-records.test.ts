@@ -1,19 +1,19 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appendApplied, applied, decodeAppliedList, encodeAppliedList, findApplied, normalizeApplied } from '../../actors/runtime/applied.ts';
-import { decodeRecord, encodeRecord, recordHasNoState } from '../../actors/runtime/cell.ts';
+import { decodeActorRecord, encodeActorRecord, recordHasNoState } from '../../actors/runtime/cell.ts';
 
 // The stored forms of atomic turns (docs/architecture.md, "Atomic turns"): records with `seen` and an
 // intent, the applied-message lists of side records, and records written before either existed.
 
 test('a record with an intent reads back as written, values and removals included', () => {
-  const data = encodeRecord('ns/web-01', '{"entity":{"n":1}}', { ka: { at: 5 } }, [['m1', { stored: true }], ['m2']], {
+  const data = encodeActorRecord('ns/web-01', '{"entity":{"n":1}}', { ka: { at: 5 } }, [['m1', { stored: true }], ['m2']], {
     writes: [
       { bucket: 'events', key: 'ns.web-01.disk', prev: 7, ids: ['m1'], json: '{"check":{"status":2,"state":null}}' },
       { bucket: 'events', key: 'ns.web-01.gone', prev: 3, ids: ['m2'], json: undefined },
     ],
   });
-  const r = decodeRecord(data)!;
+  const r = decodeActorRecord(data)!;
   assert.is(r.id, 'ns/web-01');
   assert.equal(r.state, { entity: { n: 1 } });
   assert.equal(r.timers, { ka: { at: 5 } });
@@ -23,15 +23,15 @@ test('a record with an intent reads back as written, values and removals include
 });
 
 test('a record written before atomic turns (plain seen ids, no intent) still reads', () => {
-  const r = decodeRecord(Buffer.from('{"id":"a","state":{"x":1},"timers":{},"seen":["old-1","old-2"]}'))!;
+  const r = decodeActorRecord(Buffer.from('{"id":"a","state":{"x":1},"timers":{},"seen":["old-1","old-2"]}'))!;
   assert.equal(r.seen, [['old-1', { duplicate: true }], ['old-2', { duplicate: true }]]);
   assert.is(r.intent, undefined);
 });
 
 test('a record without state is told by its prefix, not by a "state":null inside an intent value', () => {
-  const ended = encodeRecord('a', 'null', {}, [['m', { deleted: true }]]).toString();
+  const ended = encodeActorRecord('a', 'null', {}, [['m', { deleted: true }]]).toString();
   assert.ok(recordHasNoState(ended));
-  const live = encodeRecord('a"state":null', '{"k":1}', {}, [], { writes: [{ bucket: 'b', key: 'k', prev: 0, ids: [], json: '{"state":null}' }] }).toString();
+  const live = encodeActorRecord('a"state":null', '{"k":1}', {}, [], { writes: [{ bucket: 'b', key: 'k', prev: 0, ids: [], json: '{"state":null}' }] }).toString();
   assert.not.ok(recordHasNoState(live));
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { COMMAND_ENV_FILES, commandEnv, parseEnvFile } from '../../agent/command-env.ts';
+import { COMMAND_ENV_FILES, baseCommandEnv, parseEnvFile } from '../../agent/command-env.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'command-env-'));
 const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
@@ -41,30 +41,30 @@ test('CRLF line ends', () => {
   assert.equal(parseEnvFile('A=1\r\nB="2"\r\n').vars, { A: '1', B: '2' });
 });
 
-test('commandEnv: inherited environment plus the file; the file wins; later file wins', () => {
+test('baseCommandEnv: inherited environment plus the file; the file wins; later file wins', () => {
   const deb = file('default', 'PATH=/opt/checks/bin:/usr/bin\nexport API_TOKEN="abc"\nSHARED=deb\n');
   const rhel = file('sysconfig', 'SHARED=rhel\n');
-  const env = commandEnv({ files: [deb, rhel], baseEnv: { PATH: '/usr/bin', HOME: '/root', UNSET: undefined } });
+  const env = baseCommandEnv({ files: [deb, rhel], baseEnv: { PATH: '/usr/bin', HOME: '/root', UNSET: undefined } });
   assert.equal(env, { PATH: '/opt/checks/bin:/usr/bin', HOME: '/root', API_TOKEN: 'abc', SHARED: 'rhel' });
 });
 
-test('commandEnv: missing files are fine; unreadable ones and bad lines are reported without values', () => {
+test('baseCommandEnv: missing files are fine; unreadable ones and bad lines are reported without values', () => {
   const warnings: [string, Record<string, unknown>][] = [];
   const warn = (m: string, f: Record<string, unknown>) => { warnings.push([m, f]); };
-  assert.equal(commandEnv({ files: [join(dir, 'absent')], baseEnv: { A: '1' }, warn }), { A: '1' });
+  assert.equal(baseCommandEnv({ files: [join(dir, 'absent')], baseEnv: { A: '1' }, warn }), { A: '1' });
   assert.is(warnings.length, 0);
   const bad = file('bad', 'SECRET=hunter2\ngarbage hunter3\n');
-  assert.equal(commandEnv({ files: [bad, dir], baseEnv: {}, warn }), { SECRET: 'hunter2' });
+  assert.equal(baseCommandEnv({ files: [bad, dir], baseEnv: {}, warn }), { SECRET: 'hunter2' });
   assert.is(warnings.length, 2);
   assert.equal(warnings[0], ['lines skipped in environment file for commands', { file: bad, lines: ['2'] }]);
   assert.is(warnings[1]![0], 'cannot read environment file for commands');
   assert.not.match(JSON.stringify(warnings), /hunter/);
 });
 
-test('commandEnv: defaults to process.env', () => {
+test('baseCommandEnv: defaults to process.env', () => {
   const p = file('mine', 'FROM_FILE=1\n');
   chmodSync(p, 0o600);
-  const env = commandEnv({ files: [p] });
+  const env = baseCommandEnv({ files: [p] });
   assert.is(env.FROM_FILE, '1');
   assert.is(env.PATH, process.env.PATH);
 });

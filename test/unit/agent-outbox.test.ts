@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { EventRefusedError } from '../../agent/events/prepare.ts';
 import { Outbox } from '../../agent/outbox/index.ts';
 import { LOCK_FILE, lockCacheDir, OutboxOpenError } from '../../agent/outbox/lock.ts';
-import { encodeRecord, scanRecords } from '../../agent/outbox/records.ts';
+import { frameRecord, scanRecords } from '../../agent/outbox/records.ts';
 import { Relay, type Transport } from '../../agent/outbox/relay.ts';
 import { OutboxStore, type StoreOptions } from '../../agent/outbox/store.ts';
 import { createLogger } from '../../lib/log.ts';
@@ -39,8 +39,8 @@ async function until(what: string, cond: () => boolean, timeoutMs = 10_000) {
 }
 
 test('records: encode and scan round trip; a torn or corrupt tail stops the scan', () => {
-  const a = encodeRecord(Buffer.from('{"id":"a"}'));
-  const b = encodeRecord(Buffer.from('{"id":"b"}'));
+  const a = frameRecord(Buffer.from('{"id":"a"}'));
+  const b = frameRecord(Buffer.from('{"id":"b"}'));
   const whole = scanRecords(Buffer.concat([a, b]));
   assert.is(whole.records.length, 2);
   assert.is(whole.validBytes, a.length + b.length);
@@ -93,7 +93,7 @@ test('a torn tail after a crash is truncated with a warning; later appends and r
   await store.close();
   const seg = path.join(dir, 'outbox', segments(dir).at(-1)!);
   const good = fs.statSync(seg).size;
-  fs.appendFileSync(seg, encodeRecord(Buffer.from('{"id":"torn"}')).subarray(0, 9));
+  fs.appendFileSync(seg, frameRecord(Buffer.from('{"id":"torn"}')).subarray(0, 9));
   const second = open(dir);
   assert.equal(second.store.entries().map((e) => e.id), ['a', 'b', 'c']);
   assert.ok(second.lines.some((l) => l.level === 'warn' && /torn or corrupt tail/.test(l.msg)));

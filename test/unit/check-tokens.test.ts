@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { substituteString, substituteTokens, tokenData, TokenError } from '../../agent/checks/tokens.ts';
+import { substituteString, substituteTokens, tokenData, TokenSubstitutionError } from '../../agent/checks/tokens.ts';
 
 // Token substitution over check and hook strings (docs/compatibility.md#tokens).
 
@@ -37,14 +37,14 @@ test('assetPath gives the asset variable', () => {
 });
 
 test('unmatched tokens name themselves', () => {
-  assert.throws(() => sub('echo {{ .labels.missing }}'), (e: Error) => e instanceof TokenError && e.message === 'unmatched token: {{ .labels.missing }}');
+  assert.throws(() => sub('echo {{ .labels.missing }}'), (e: Error) => e instanceof TokenSubstitutionError && e.message === 'unmatched token: {{ .labels.missing }}');
   assert.throws(() => sub('{{ .system.nope.deeper }}'), /unmatched token/);
   assert.throws(() => sub('{{ .subscriptions.x }}'), /unmatched token/);
 });
 
-test('malformed templates are TokenErrors, never crashes', () => {
+test('malformed templates are TokenSubstitutionErrors, never crashes', () => {
   for (const bad of ['{{ .name', '{{ }}', '{{ nope }}', '{{ printf "%s" .name }}', '{{ "unterminated }}', '{{ assetPath }}', '{{ default }}', '{{ .name .name }}']) {
-    assert.throws(() => sub(bad), (e: Error) => e instanceof TokenError, bad);
+    assert.throws(() => sub(bad), (e: Error) => e instanceof TokenSubstitutionError, bad);
   }
 });
 

@@ -3,7 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { extractMetrics, METRIC_FORMATS } from '../../agent/metrics/index.ts';
+import { extractMetrics } from '../../agent/metrics/index.ts';
+import { METRIC_FORMATS } from '../../proto/schemas/resources/checks.ts';
 import { type MetricPoint } from '../../agent/metrics/point.ts';
 
 const EXECUTED = 1700000000;

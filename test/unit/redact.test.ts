@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { REDACTED, redactEntity, redactEventEntity, redactFields, redactJsonText, redactValue } from '../../lib/redact.ts';
+import { REDACTED, redactEntity, redactEventEntity, redactFields, redactJsonText } from '../../lib/redact.ts';
 import { DEFAULT_REDACT } from '../../proto/schemas/entity.ts';
 
 const entity = () => ({

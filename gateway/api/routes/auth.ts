@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
-import { TokenError } from '../../auth/tokens.ts';
+import { RefreshRefusedError } from '../../auth/tokens.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, validate } from '../http.ts';
@@ -39,7 +39,7 @@ export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
     if (!access) throw new ApiError('invalid_argument', 'invalid access token');
     const { refresh_token } = validate(RefreshBody, await readJson(c), 'refresh request');
     try { return c.json(await svc.tokens.refresh(access, refresh_token, (s) => svc.auth.current(s))); }
-    catch (err) { if (err instanceof TokenError) throw new ApiError(err.kind, err.message); throw err; }
+    catch (err) { if (err instanceof RefreshRefusedError) throw new ApiError(err.kind, err.message); throw err; }
   });
 
   app.post('/auth/logout', async (c) => {

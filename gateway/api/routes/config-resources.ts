@@ -5,9 +5,9 @@ import { mergePatch } from '../../../proto/merge-patch.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
-import { page, pagingOf } from '../paginate.ts';
+import { listAcross, listIn, type Listing } from '../list.ts';
 import { placeInUrl, type ConfigResource } from '../resources.ts';
-import { metadataLabels, selectorOf } from '../selectors.ts';
+import { metadataLabels } from '../selectors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
@@ -27,27 +27,17 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
   const keyOf = (ns: string | undefined, name: string) => (def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name));
   const nsOf = (c: Context<ApiEnv>) => (def.namespaced ? c.req.param('ns') : undefined);
 
-  const list = (c: Context<ApiEnv>, entries: ConfigEntry<Body>[]) => {
-    const match = selectorOf(c, singular(def.plural), metadataLabels);
-    const selected = match ? entries.filter((e) => match(e.value)) : entries;
-    return c.json(page(c, selected, (e) => e.key, pagingOf(c)).map((e) => e.value));
+  const listing: Listing<ConfigEntry<Body>> = {
+    resource: def.plural, word: singular(def.plural), labelsOf: metadataLabels,
+    keyOf: (e) => e.key, valueOf: (e) => e.value, namespaceOf: (e) => String(e.value.metadata?.namespace ?? ''),
   };
+  const values = (entries: ConfigEntry<Body>[]) => entries.map((e) => e.value);
 
   app.get(base, (c) => {
     const ns = nsOf(c);
-    authorize(c, svc, { verb: 'list', resource: def.plural, namespace: ns });
-    return list(c, svc.config.entries<Body>(configKeys.prefix(def.plural, ns)));
+    return c.json(values(listIn(c, svc, listing, ns, () => svc.config.entries<Body>(configKeys.prefix(def.plural, ns)))));
   });
-
-  if (def.namespaced) {
-    // All namespaces: only those the subject may list in.
-    app.get(`/${def.plural}`, (c) => {
-      const s = c.get('subject');
-      const entries = svc.config.entries<Body>(configKeys.prefix(def.plural))
-        .filter((e) => svc.authz.allowed(s, { verb: 'list', resource: def.plural, namespace: String(e.value.metadata?.namespace ?? '') }));
-      return list(c, entries);
-    });
-  }
+  if (def.namespaced) app.get(`/${def.plural}`, (c) => c.json(values(listAcross(c, svc, listing, () => svc.config.entries<Body>(configKeys.prefix(def.plural))))));
 
   app.get(`${base}/:name`, (c) => {
     const ns = nsOf(c), name = c.req.param('name');

@@ -9,9 +9,9 @@ import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
-import { page, pagingOf } from '../paginate.ts';
+import { listAcross, listIn, type Listing } from '../list.ts';
 import { placeInUrl } from '../resources.ts';
-import { metadataLabels, selectorOf, type Predicate } from '../selectors.ts';
+import { metadataLabels } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
 import { redactEntity, redactJsonText } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
@@ -25,18 +25,16 @@ export function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
 }
 
 /** A page of read-model items as a JSON array, written from the stored JSON without re-encoding. */
-export function sendItems(c: Context, items: Iterable<ReadItem>, match: Predicate | undefined, kind: 'entity' | 'event'): Response {
-  const selected = match ? filter(items, (i) => match(i.value())) : items;
-  const chosen = page(c, selected, (i) => i.key, pagingOf(c));
-  return c.body(`[${chosen.map((i) => shownJson(i, kind)).join(',')}]`, 200, { 'Content-Type': 'application/json' });
-}
-
-export function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
-  for (const i of items) if (keep(i)) yield i;
+export function sendItems(c: Context, items: ReadItem[], kind: 'entity' | 'event'): Response {
+  return c.body(`[${items.map((i) => shownJson(i, kind)).join(',')}]`, 200, { 'Content-Type': 'application/json' });
 }
 
 /** The namespace part of a read-model key. */
-export const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
+const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
+
+/** Lists of read-model items, which are keyed, and namespaced, by their read-model key. */
+export const readModelListing = (resource: string, word: string, labelsOf: Listing<ReadItem>['labelsOf']): Listing<ReadItem> =>
+  ({ resource, word, labelsOf, keyOf: (i) => i.key, valueOf: (i) => i.value(), namespaceOf: (i) => nsOfKey(i.key) });
 
 /**
  * Entities: lists from the read model, single reads from KV, and every write through the entity's
@@ -45,17 +43,12 @@ export const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
 export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
+  const listing = readModelListing('entities', 'entity', metadataLabels);
   app.get('/namespaces/:ns/entities', (c) => {
     const ns = c.req.param('ns');
-    authorize(c, svc, { verb: 'list', resource: 'entities', namespace: ns });
-    return sendItems(c, svc.readModel.entities.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'entity', metadataLabels), 'entity');
+    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.entities.range(ns + SEP, after)), 'entity');
   });
-
-  app.get('/entities', (c) => {
-    const s = c.get('subject');
-    const visible = filter(svc.readModel.entities.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'entities', namespace: nsOfKey(i.key) }));
-    return sendItems(c, visible, selectorOf(c, 'entity', metadataLabels), 'entity');
-  });
+  app.get('/entities', (c) => sendItems(c, listAcross(c, svc, listing, (after) => svc.readModel.entities.range('', after)), 'entity'));
 
   app.get('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();

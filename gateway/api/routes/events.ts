@@ -9,10 +9,10 @@ import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
-import { pagingOf } from '../paginate.ts';
-import { eventLabels, selectorOf } from '../selectors.ts';
+import { listAcross, listIn } from '../list.ts';
+import { eventLabels } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
-import { filter, nsOfKey, sendItems } from './entities.ts';
+import { readModelListing, sendItems } from './entities.ts';
 import { redactEventEntity } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
@@ -32,22 +32,15 @@ function nameFrom(part: Named, urlName: string | undefined, what: string): strin
 export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
+  const listing = readModelListing('events', 'event', eventLabels);
   app.get('/namespaces/:ns/events', (c) => {
     const ns = c.req.param('ns');
-    authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
-    return sendItems(c, svc.readModel.events.range(ns + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels), 'event');
+    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP, after)), 'event');
   });
-
-  app.get('/events', (c) => {
-    const s = c.get('subject');
-    const visible = filter(svc.readModel.events.range('', pagingOf(c).after), (i) => svc.authz.allowed(s, { verb: 'list', resource: 'events', namespace: nsOfKey(i.key) }));
-    return sendItems(c, visible, selectorOf(c, 'event', eventLabels), 'event');
-  });
-
+  app.get('/events', (c) => sendItems(c, listAcross(c, svc, listing, (after) => svc.readModel.events.range('', after)), 'event'));
   app.get('/namespaces/:ns/events/:entity', (c) => {
     const { ns, entity } = c.req.param();
-    authorize(c, svc, { verb: 'list', resource: 'events', namespace: ns });
-    return sendItems(c, svc.readModel.events.range(ns + SEP + entity + SEP, pagingOf(c).after), selectorOf(c, 'event', eventLabels), 'event');
+    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP + entity + SEP, after)), 'event');
   });
 
   app.get('/namespaces/:ns/events/:entity/:check', async (c) => {

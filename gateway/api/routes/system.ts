@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { ApiMetrics } from '../metrics.ts';
+import type { NodeMetrics } from '../metrics.ts';
 
 export interface HealthReport {
   healthy: boolean;
@@ -24,7 +24,7 @@ export interface SystemDeps {
   version: () => Promise<VersionReport>;
   /** True once this node serves complete answers: configuration and read models loaded, member of the cluster. */
   ready: () => boolean;
-  metrics: ApiMetrics;
+  metrics: NodeMetrics;
 }
 
 /** Public routes: `/health` (503 when etcd or NATS is out of reach), `/ready`, `/version`, `/metrics`. */

@@ -2,8 +2,7 @@ import * as v from 'valibot';
 // The schedule's own parser, so the API refuses exactly what the scheduler could not run.
 import { parseCron } from '../../cron.ts';
 import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
-
-const HOOK_TYPE = /^(ok|warning|critical|unknown|non-zero|[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/;
+import { HOOK_TYPE } from '../check-request.ts';
 
 export const HookList = v.object({
   type: v.pipe(v.string(), v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero')),
@@ -30,6 +29,7 @@ const MetricThreshold = v.object({
 });
 
 export const METRIC_FORMATS = ['nagios_perfdata', 'graphite_plaintext', 'influxdb_line', 'opentsdb_line', 'prometheus_text'] as const;
+export type MetricFormat = (typeof METRIC_FORMATS)[number];
 
 /** core/v2 CheckConfig. */
 export const CheckConfig = v.pipe(
