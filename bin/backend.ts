@@ -7,7 +7,7 @@ import { BACKEND_CONFIG_FILE, BACKEND_ENV_PREFIX, BackendConfig, backendFlags, I
 import { EtcdAdapter } from '../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../gateway/auth/seed.ts';
 import { VERSION } from '../proto/version.ts';
-import { startBackendNode } from './backend-node.ts';
+import { startBackendNode } from '../gateway/node/node.ts';
 import { loadAgentServerTls } from '../gateway/agents/tls.ts';
 
 const USAGE = `Usage: monitor-backend <command> [flags]
