@@ -35,7 +35,7 @@ function lazy<T>(make: () => T): () => T {
 
 const displayHost = (h: string) => (h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''));
 
-export function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): NodeUrls {
+function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): NodeUrls {
   return {
     api: `http://${displayHost(cfg['api-host'])}:${cfg['api-port']}`,
     agent: `${agentTls ? 'wss' : 'ws'}://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`,
@@ -47,7 +47,7 @@ export function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefine
  * and NATS when no external ones are given, the clients and stores, the actor host and shard
  * ownership, then the work that runs on it, and the agent and API listeners last.
  */
-export function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls | undefined, onFatal: OnFatal) {
+function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls | undefined, onFatal: OnFatal) {
   const embeddedEtcd = cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
   const embeddedNats = cfg['nats-url'].length === 0 ? embeddedNatsService(cfg, log, onFatal) : undefined;
   const etcdUrls = () => embeddedEtcd?.get().endpoints ?? cfg['etcd-client-urls'];

@@ -14,7 +14,7 @@ import type { pipelineInterest } from '../../../actors/pipeline/workflows.ts';
 import { scheduleBehavior } from '../../../actors/schedule/actor.ts';
 import { provider, type Provider } from '../service.ts';
 
-export interface ActorHostDeps {
+interface ActorHostDeps {
   nats: () => NatsAdapter;
   stores: () => Map<string, KvStore>;
   membership: () => Membership;

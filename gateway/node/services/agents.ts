@@ -10,7 +10,7 @@ import { AgentGateway } from '../../agents/server.ts';
 import type { AgentServerTls } from '../../agents/tls.ts';
 import { provider, type Provider } from '../service.ts';
 
-export interface AgentsDeps {
+interface AgentsDeps {
   config: () => ConfigStore;
   authz: () => Authorizer;
   actors: () => ActorClient;

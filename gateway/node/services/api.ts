@@ -50,7 +50,7 @@ export function readModelService(readModel: () => EntityReadModel): Service & { 
   };
 }
 
-export interface ApiServiceDeps {
+interface ApiServiceDeps {
   etcd: () => EtcdAdapter;
   etcdUrls: () => string[];
   nats: () => NatsAdapter;
