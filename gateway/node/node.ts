@@ -44,8 +44,8 @@ function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): Nod
 
 /**
  * The services of one backend node in start order: the state dir and ports first, embedded etcd
- * and NATS when no external ones are given, the clients and stores, the actor host and shard
- * ownership, then the work that runs on it, and the agent and API listeners last.
+ * and NATS when no external ones are given, the clients and stores, membership, the actor host and
+ * shard ownership, the schedules, the agent listener, what the API needs besides, and the API last.
  */
 function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls | undefined, onFatal: OnFatal) {
   const embeddedEtcd = cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
