@@ -5,6 +5,14 @@ import { NoRespondersError, RequestTimeoutError, type NatsAdapter } from './nats
 import { decodeReply } from './reply.ts';
 import { ActorError, Fenced } from './types.ts';
 
+const DEFAULTS = {
+  attemptTimeoutMs: 2000,
+  deadlineMs: 20_000,
+  /** Retries wait a random time up to this, doubling per attempt up to retryBackoffMaxMs. */
+  retryBackoffMs: 50,
+  retryBackoffMaxMs: 1000,
+} as const;
+
 /** An actor host that can run a message itself when it owns the actor (see ActorHost.deliverLocal). */
 export interface LocalDelivery {
   deliverLocal(kind: string, id: string, type: string, body: unknown, msgId: string | undefined): Promise<unknown> | undefined;
@@ -40,8 +48,8 @@ export class ActorClient {
   async ask<T = unknown>(kind: string, id: string, type: string, body: unknown, opts: AskOptions = {}): Promise<T> {
     // A UUID, so that an actor can use it as the id of what the message creates (an event).
     const msgId = opts.msgId ?? randomUUID();
-    const attemptTimeout = opts.attemptTimeoutMs ?? 2000;
-    const deadline = Date.now() + (opts.deadlineMs ?? 20_000);
+    const attemptTimeout = opts.attemptTimeoutMs ?? DEFAULTS.attemptTimeoutMs;
+    const deadline = Date.now() + (opts.deadlineMs ?? DEFAULTS.deadlineMs);
     let subject: string | undefined, headers: Record<string, string> | undefined, data: Buffer | undefined;
     for (let attempt = 0; ; attempt++) {
       let here: Promise<unknown> | undefined;
@@ -60,7 +68,7 @@ export class ActorClient {
         const retriable = err instanceof NoRespondersError || err instanceof RequestTimeoutError || err instanceof Fenced || err instanceof ActorError;
         // A failing local turn reads as the owner's "internal" reply would over the network.
         if (!retriable) throw here ? new ActorError('internal', (err as Error).message) : err;
-        const backoff = Math.random() * Math.min(1000, 50 * 2 ** attempt);
+        const backoff = Math.random() * Math.min(DEFAULTS.retryBackoffMaxMs, DEFAULTS.retryBackoffMs * 2 ** attempt);
         if (Date.now() + backoff >= deadline) throw new ActorError('unavailable', `actor ${kind}/${id} did not answer in time (${(err as Error).message})`);
         this.retries++;
         await new Promise((r) => setTimeout(r, backoff));

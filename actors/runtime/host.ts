@@ -12,11 +12,20 @@ import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, Fenced, type ActorBehavior, type TimerSpec, type Turn } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
-/** Messages applied in one turn at most; not above SEEN_LIMIT, so a batch's ids all stay in `seen`. */
-const MAX_BATCH_MESSAGES = 16;
+const DEFAULTS = {
+  /** Messages applied in one turn at most; not above SEEN_LIMIT, so a batch's ids all stay in `seen`. */
+  maxBatchMessages: 16,
+  /** How long a shard handed off may take to finish the turns in flight. */
+  handoffDrainMs: 10_000,
+  passivateAfterMs: 10 * 60_000,
+  /** The sweep for idle actors runs at least this often (every passivateAfterMs when that is shorter). */
+  passivateSweepMaxMs: 60_000,
+  /** Reloading an actor after a failed write retries from this, doubling up to reloadBackoffMaxMs. */
+  reloadBackoffMs: 250,
+  reloadBackoffMaxMs: 5000,
+} as const;
 
 interface Queued { type: string; body: unknown; msgId: string | undefined; resolve(v: unknown): void; reject(err: unknown): void }
-const HANDOFF_DRAIN_MS = 10_000;
 
 interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
 
@@ -62,8 +71,8 @@ export class ActorHost implements ShardHost {
     this.timers = new TimerHeap((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
     this.committer = new Committer(this.writer, opts.stores, opts.log);
-    const idle = opts.passivateAfterMs ?? 10 * 60_000;
-    this.sweep = setInterval(() => this.passivate(idle), Math.min(idle, 60_000));
+    const idle = opts.passivateAfterMs ?? DEFAULTS.passivateAfterMs;
+    this.sweep = setInterval(() => this.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
     this.sweep.unref();
   }
 
@@ -101,7 +110,7 @@ export class ActorHost implements ShardHost {
     // Let turns already in the mailboxes finish (their writes land before we release the key).
     await Promise.race([
       Promise.all(cells.map((c) => c.mailbox.idle())),
-      new Promise((r) => setTimeout(r, HANDOFF_DRAIN_MS)),
+      new Promise((r) => setTimeout(r, DEFAULTS.handoffDrainMs)),
     ]);
     this.shards.delete(shard);
     for (const c of cells) this.cells.delete(c.key);
@@ -135,7 +144,7 @@ export class ActorHost implements ShardHost {
       const message: Queued = { type, body, msgId, resolve, reject };
       // Messages that arrive while the actor is busy wait together and are applied in one turn.
       const open = cell.openBatch;
-      if (open && open.length < MAX_BATCH_MESSAGES) { open.push(message); return; }
+      if (open && open.length < DEFAULTS.maxBatchMessages) { open.push(message); return; }
       const batch: Queued[] = [message];
       cell.openBatch = batch;
       void cell.mailbox.post(async () => {
@@ -370,7 +379,7 @@ export class ActorHost implements ShardHost {
         // Keep trying while the store is away: the record may hold a decided turn whose side writes
         // and deadlines nobody else would finish until the actor's next message.
         if (attempt === 0) this.opts.log.warn('reloading an actor failed; retrying', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
-        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)).unref());
+        await new Promise((r) => setTimeout(r, Math.min(DEFAULTS.reloadBackoffMaxMs, DEFAULTS.reloadBackoffMs * 2 ** attempt)).unref());
       }
     }
   }

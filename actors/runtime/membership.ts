@@ -2,6 +2,19 @@ import { etcdKeys } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { EtcdAdapter, SessionLease } from './etcd.ts';
 
+const DEFAULTS = {
+  /** A member name held by another session is waited for this long beyond the lease TTL. */
+  nameWaitPastTtlSeconds: 10,
+  nameRetryMs: 1000,
+  /** Keepalives per lease TTL, and never closer together than keepaliveMinMs. */
+  keepalivesPerTtl: 6,
+  keepaliveMinMs: 500,
+  keepaliveTimeoutMinMs: 1000,
+  /** Rejoin attempts after a lost session back off from this, doubling up to rejoinBackoffMaxMs. */
+  rejoinBackoffMs: 250,
+  rejoinBackoffMaxMs: 5000,
+} as const;
+
 export interface MembershipOptions {
   node: string;
   ttlSeconds: number;
@@ -72,7 +85,7 @@ export class Membership {
     const { node, ttlSeconds, log } = this.opts;
     const key = etcdKeys.member(node);
     const value = JSON.stringify({ name: node, started_at: Math.floor(Date.now() / 1000), ...this.opts.info });
-    const deadline = Date.now() + (ttlSeconds + 10) * 1000;
+    const deadline = Date.now() + (ttlSeconds + DEFAULTS.nameWaitPastTtlSeconds) * 1000;
     for (;;) {
       const sentAt = Date.now();
       const lease = await this.etcd.grantLease(ttlSeconds);
@@ -97,12 +110,12 @@ export class Membership {
       }
       if (Date.now() > deadline) throw new Error(`another backend named "${node}" is a live member of the cluster; give this one another --name`);
       log.warn('member name still held by another session, waiting for it to expire', { node });
-      await sleep(1000);
+      await sleep(DEFAULTS.nameRetryMs);
     }
   }
 
   private scheduleKeepalive(): void {
-    const every = Math.max(500, Math.floor((this.opts.ttlSeconds * 1000) / 6));
+    const every = Math.max(DEFAULTS.keepaliveMinMs, Math.floor((this.opts.ttlSeconds * 1000) / DEFAULTS.keepalivesPerTtl));
     this.keepaliveTimer = setTimeout(() => void this.keepalive(), every);
     this.armGuardTimer();
   }
@@ -119,7 +132,7 @@ export class Membership {
     if (this.stopped || !lease || !this.sessionLive) return;
     const sentAt = Date.now();
     try {
-      const ttl = await lease.keepalive(Math.max(1000, this.guardUntil - Date.now()));
+      const ttl = await lease.keepalive(Math.max(DEFAULTS.keepaliveTimeoutMinMs, this.guardUntil - Date.now()));
       if (this.lease !== lease || !this.sessionLive) return;
       if (ttl <= 0) { this.loseSession('lease expired in etcd'); return; }
       // A keepalive that returns after the guard ran out cannot revive the session: others may
@@ -148,7 +161,7 @@ export class Membership {
         try { await this.openSession(); this.emitMembers(); return; }
         catch (err) {
           this.opts.log.warn('rejoin failed, retrying', { error: (err as Error).message });
-          await sleep(Math.min(5000, 250 * 2 ** attempt));
+          await sleep(Math.min(DEFAULTS.rejoinBackoffMaxMs, DEFAULTS.rejoinBackoffMs * 2 ** attempt));
         }
       }
     })();

@@ -4,6 +4,13 @@ import type { EtcdAdapter } from './etcd.ts';
 import type { Membership } from './membership.ts';
 import { shardsOf } from './placement.ts';
 
+const DEFAULTS = {
+  /** A failed reconcile pass or shard activation is tried again after this long. */
+  retryMs: 1000,
+  /** Shards acquired or released at once. */
+  concurrency: 32,
+} as const;
+
 /** What the shard manager drives: the actor host starts and stops work per shard. */
 export interface ShardHost {
   /** This node now owns `shard` under fencing token `fence`: load its timers and open its mailbox. */
@@ -113,7 +120,7 @@ export class ShardManager {
 
   private scheduleRetry(): void {
     if (this.retryTimer || this.stopped) return;
-    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; this.reconcile(); }, 1000);
+    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; this.reconcile(); }, DEFAULTS.retryMs);
   }
 
   private async pass(): Promise<void> {
@@ -132,7 +139,7 @@ export class ShardManager {
   }
 
   private async parallel(items: number[], fn: (s: number) => Promise<void>, evenWhenStopped = false): Promise<void> {
-    const limit = this.opts.concurrency ?? 32;
+    const limit = this.opts.concurrency ?? DEFAULTS.concurrency;
     let i = 0;
     const worker = async () => { while (i < items.length && (evenWhenStopped || !this.stopped)) await fn(items[i++]!); };
     await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

@@ -27,6 +27,15 @@ export interface AgentGatewayOptions extends SessionDeps {
   tls?: AgentServerTls;
 }
 
+const DEFAULTS = {
+  heartbeatSeconds: 30,
+  /** The heartbeat looks at a slice of the sessions this often (every period when that is shorter). */
+  heartbeatTickMs: 1000,
+  /** At stop, agents get this long to close their sessions before they are cut. */
+  closeGraceMs: 2000,
+  closePollMs: 50,
+} as const;
+
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 function refuse(socket: Duplex, status: number, message: string): void {
@@ -71,8 +80,8 @@ export class AgentGateway {
     this.server = server;
     // Each second looks at a slice of the sessions, so a full round takes one heartbeat period and
     // no tick writes to thousands of sockets at once.
-    const periodMs = (this.opts.heartbeatSeconds ?? 30) * 1000;
-    const ticks = Math.max(1, Math.round(periodMs / 1000));
+    const periodMs = (this.opts.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds) * 1000;
+    const ticks = Math.max(1, Math.round(periodMs / DEFAULTS.heartbeatTickMs));
     let cursor = this.sessions.values();
     this.heartbeat = setInterval(() => {
       const now = Date.now();
@@ -81,7 +90,7 @@ export class AgentGateway {
         if (next.done) { cursor = this.sessions.values(); next = cursor.next(); if (next.done) break; }
         next.value.heartbeat(now, periodMs);
       }
-    }, Math.min(1000, periodMs));
+    }, Math.min(DEFAULTS.heartbeatTickMs, periodMs));
     this.heartbeat.unref();
   }
 
@@ -129,8 +138,8 @@ export class AgentGateway {
     // 1001 "going away": agents reconnect to another node at once.
     for (const ws of this.wss.clients) ws.close(1001, 'backend shutting down');
     const closed = new Promise<void>((resolve) => this.server ? this.server.close(() => resolve()) : resolve());
-    const deadline = Date.now() + 2000;
-    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const deadline = Date.now() + DEFAULTS.closeGraceMs;
+    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, DEFAULTS.closePollMs));
     for (const ws of this.wss.clients) ws.terminate();
     this.server?.closeAllConnections();
     await closed;

@@ -20,16 +20,21 @@ import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 export const CLOSE_INVALID_PAYLOAD = 1007;
-/** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */
-const MAX_IN_FLIGHT = 64;
-/**
- * How long an event may take to become durable before the agent is told to send it again: long
- * enough to ride out an actor moving between nodes, short enough that a store failure costs the
- * agent seconds, not its 30 s acknowledgement timeout.
- */
-const EVENT_DEADLINE_MS = 5000;
-/** Bytes queued on an agent's socket beyond which check requests are dropped, not buffered. */
-export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+const DEFAULTS = {
+  /** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */
+  maxInFlight: 64,
+  /**
+   * How long an event may take to become durable before the agent is told to send it again: long
+   * enough to ride out an actor moving between nodes, short enough that a store failure costs the
+   * agent seconds, not its 30 s acknowledgement timeout.
+   */
+  eventDeadlineMs: 5000,
+  /** Bytes queued on an agent's socket beyond which check requests are dropped, not buffered. */
+  maxBufferedBytes: 8 * 1024 * 1024,
+  /** Heartbeat periods an agent may stay silent before its session is taken for dead. */
+  silentPeriods: 2,
+} as const;
 
 export interface SessionDeps {
   actors: ActorClient;
@@ -140,7 +145,7 @@ export class AgentSession {
     }
     // Its own entity, or the proxy entity it names: the message's origin.
     const target = entityRef(this.deps.actors, route.msg.origin.namespace, route.msg.origin.name);
-    this.track(target.ask('event', route.msg, { msgId: id, deadlineMs: EVENT_DEADLINE_MS }).then(
+    this.track(target.ask('event', route.msg, { msgId: id, deadlineMs: DEFAULTS.eventDeadlineMs }).then(
       () => this.ack({ id, ok: true }),
       (err) => {
         const code = err instanceof ActorError ? err.code : 'internal';
@@ -167,10 +172,10 @@ export class AgentSession {
   /** Counts work in flight and pauses reading from the agent while too much is pending. */
   private track(p: Promise<unknown>): void {
     this.inFlight++;
-    if (this.inFlight >= MAX_IN_FLIGHT && !this.paused) { this.paused = true; this.ws.pause(); }
+    if (this.inFlight >= DEFAULTS.maxInFlight && !this.paused) { this.paused = true; this.ws.pause(); }
     void p.finally(() => {
       this.inFlight--;
-      if (this.paused && this.inFlight < MAX_IN_FLIGHT / 2 && !this.closed) { this.paused = false; this.ws.resume(); }
+      if (this.paused && this.inFlight < DEFAULTS.maxInFlight / 2 && !this.closed) { this.paused = false; this.ws.resume(); }
     });
   }
 
@@ -219,7 +224,7 @@ export class AgentSession {
     if (this.ws.readyState !== this.ws.OPEN) return;
     // A stalled agent must not make the backend buffer requests without bound; the scheduler sends
     // the next one on the next interval anyway.
-    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+    if (this.ws.bufferedAmount > DEFAULTS.maxBufferedBytes) {
       // One warning per stall, not one per request: a fan-out storm must not flood the log.
       if (this.droppedChecks++ === 0) this.log.warn('dropping check requests: the agent is not reading', { check: req.config.metadata.name, buffered: this.ws.bufferedAmount });
       return;
@@ -254,7 +259,7 @@ export class AgentSession {
    */
   heartbeat(now: number, periodMs: number): void {
     const quiet = now - this.lastActivity;
-    if (quiet > 2 * periodMs) { this.ws.terminate(); return; }
+    if (quiet > DEFAULTS.silentPeriods * periodMs) { this.ws.terminate(); return; }
     if (quiet > periodMs && now - this.lastPing > periodMs) { this.lastPing = now; this.ws.ping(); }
   }
 }

@@ -15,7 +15,13 @@ export interface EmbeddedEtcdOptions {
   log: Logger;
 }
 
-const READY_TIMEOUT_MS = 20_000;
+const DEFAULTS = {
+  readyTimeoutMs: 20_000,
+  healthTimeoutMs: 1_000,
+  /** Revisions older than this are compacted, so the backend file stops growing. */
+  autoCompactionRetention: '5m',
+  quotaBackendBytes: 4 * 1024 * 1024 * 1024,
+} as const;
 
 /** `http://0.0.0.0:2379` -> `http://127.0.0.1:2379`; other URLs unchanged. Never adds a path (etcd rejects one). */
 export function advertisedUrl(url: string): string {
@@ -39,10 +45,9 @@ export function etcdArgs(o: Omit<EmbeddedEtcdOptions, 'log'>, dataDir: string): 
     '--initial-cluster', `${o.node}=${peerAdv[0]}`,
     '--initial-cluster-state', 'new',
     '--initial-cluster-token', `monitor-${o.node}`,
-    // Bounded history: revisions older than 5 minutes are compacted so the backend file stops growing.
     '--auto-compaction-mode', 'periodic',
-    '--auto-compaction-retention', '5m',
-    '--quota-backend-bytes', String(4 * 1024 * 1024 * 1024),
+    '--auto-compaction-retention', DEFAULTS.autoCompactionRetention,
+    '--quota-backend-bytes', String(DEFAULTS.quotaBackendBytes),
     '--logger', 'zap',
     '--log-level', 'warn',
     '--log-outputs', 'stderr',
@@ -56,7 +61,7 @@ function childEnv(): NodeJS.ProcessEnv {
 }
 
 async function healthy(url: string): Promise<boolean> {
-  const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) });
+  const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(DEFAULTS.healthTimeoutMs) });
   if (!res.ok) return false;
   const body = (await res.json()) as { health?: unknown };
   return body.health === 'true' || body.health === true;
@@ -83,7 +88,7 @@ export async function startEmbeddedEtcd(o: EmbeddedEtcdOptions): Promise<Embedde
     env: childEnv(),
     pidFile: join(o.stateDir, 'etcd.pid'),
     ready: () => healthy(healthUrl),
-    readyTimeoutMs: READY_TIMEOUT_MS,
+    readyTimeoutMs: DEFAULTS.readyTimeoutMs,
     log: o.log,
     // The trailing space keeps /x/etcd from matching a child of /x/etcd2.
     matchCmdline: ['etcd', `--data-dir ${dataDir} `],

@@ -17,7 +17,15 @@ export interface EmbeddedNatsOptions {
   log: Logger;
 }
 
-const READY_TIMEOUT_MS = 15_000;
+const DEFAULTS = {
+  readyTimeoutMs: 15_000,
+  greetTimeoutMs: 1_000,
+  /** A first line longer than this is no NATS greeting. */
+  maxGreetingBytes: 64 * 1024,
+  // Above the 1 MB default: entity and event state can be large; 8 MB is the server's own ceiling
+  // before it warns.
+  maxPayload: '8MB',
+} as const;
 
 const q = (s: string) => JSON.stringify(s);
 
@@ -27,9 +35,7 @@ export function natsConfig(o: { node: string; listen: string; storeDir: string }
   return [
     `server_name: ${q(o.node)}`,
     `listen: ${q(o.listen)}`,
-    // Above the 1 MB default: entity and event state can be large; 8 MB is the server's own ceiling
-    // before it warns.
-    'max_payload: 8MB',
+    `max_payload: ${DEFAULTS.maxPayload}`,
     'jetstream {',
     `  store_dir: ${q(o.storeDir)}`,
     '}',
@@ -38,7 +44,7 @@ export function natsConfig(o: { node: string; listen: string; storeDir: string }
 }
 
 /** True once the server greets a new connection with INFO, and says JetStream is on when it says at all. */
-export function natsGreets(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
+export function natsGreets(host: string, port: number, timeoutMs: number = DEFAULTS.greetTimeoutMs): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host, port });
     let buf = '';
@@ -48,7 +54,7 @@ export function natsGreets(host: string, port: number, timeoutMs = 1_000): Promi
     sock.on('data', (chunk) => {
       buf += chunk.toString('utf8');
       const nl = buf.indexOf('\n');
-      if (nl < 0) { if (buf.length > 64 * 1024) done(false); return; }
+      if (nl < 0) { if (buf.length > DEFAULTS.maxGreetingBytes) done(false); return; }
       const line = buf.slice(0, nl).trim();
       if (!line.startsWith('INFO ')) return done(false);
       try {
@@ -81,7 +87,7 @@ export async function startEmbeddedNats(o: EmbeddedNatsOptions): Promise<Embedde
     cwd: dir,
     pidFile: join(o.stateDir, 'nats-server.pid'),
     ready: () => natsGreets(connectHost, port),
-    readyTimeoutMs: READY_TIMEOUT_MS,
+    readyTimeoutMs: DEFAULTS.readyTimeoutMs,
     log: o.log,
     matchCmdline: ['nats-server', `-c ${confPath}`],
   });

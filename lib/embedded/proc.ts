@@ -3,6 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+const DEFAULTS = {
+  /** How often waitGone looks whether the process is gone yet. */
+  goneCheckMs: 25,
+} as const;
+
 /** True when `pid` exists and is not a zombie (an unreaped zombie holds no ports or files any more). */
 export function isAlive(pid: number): boolean {
   try {
@@ -47,7 +52,7 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
   const deadline = Date.now() + timeoutMs;
   while (isAlive(pid)) {
     if (Date.now() >= deadline) return false;
-    await sleep(25);
+    await sleep(DEFAULTS.goneCheckMs);
   }
   return true;
 }

@@ -28,11 +28,25 @@ export interface SupervisorOptions {
   backoffMs?: number;
 }
 
-const TAIL_LINES = 30;
-const CRASH_WINDOW_MS = 60_000;
-const MAX_CRASHES = 5;
-const STOP_GRACE_MS = 5_000;
-const POLL_MS = 100;
+const DEFAULTS = {
+  /** Output lines of the child kept for error messages... */
+  tailLines: 30,
+  /** ...of which an error message quotes the last few, each cut at quotedLineChars. */
+  quotedLines: 5,
+  quotedLineChars: 300,
+  /** More than maxCrashes exits within crashWindowMs and the child is given up. */
+  crashWindowMs: 60_000,
+  maxCrashes: 5,
+  restartBackoffMs: 250,
+  /** After SIGTERM, the child gets this long before SIGKILL; its guardian waits as long. */
+  stopGraceMs: 5_000,
+  readyPollMs: 100,
+  staleKillWaitMs: 5_000,
+  killWaitMs: 2_000,
+  /** Output lines still unread when the child exits are waited for this long. */
+  lastOutputWaitMs: 200,
+  guardianExitWaitMs: 1_000,
+} as const;
 
 type Phase = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
@@ -111,8 +125,8 @@ export class Supervisor {
     const pid = run?.child.pid;
     if (run && !run.ended && pid !== undefined) {
       signal(pid, 'SIGTERM');
-      if (!(await within(run.exited, STOP_GRACE_MS))) {
-        this.o.log.warn(`embedded ${this.o.name} did not stop within ${STOP_GRACE_MS / 1000} s; killing it`, { child: this.o.name, pid });
+      if (!(await within(run.exited, DEFAULTS.stopGraceMs))) {
+        this.o.log.warn(`embedded ${this.o.name} did not stop within ${DEFAULTS.stopGraceMs / 1000} s; killing it`, { child: this.o.name, pid });
         await this.killRun(run);
       }
     }
@@ -133,7 +147,7 @@ export class Supervisor {
     }
     this.o.log.warn(`killing stale embedded ${this.o.name} left by an earlier backend`, { child: this.o.name, pid });
     signal(pid, 'SIGKILL');
-    if (!(await waitGone(pid, 5_000))) throw new Error(`stale embedded ${this.o.name} (pid ${pid}) did not die after SIGKILL`);
+    if (!(await waitGone(pid, DEFAULTS.staleKillWaitMs))) throw new Error(`stale embedded ${this.o.name} (pid ${pid}) did not die after SIGKILL`);
     rmSync(this.o.pidFile, { force: true });
   }
 
@@ -159,7 +173,7 @@ export class Supervisor {
     });
     child.once('exit', (code, sig) => {
       // 'exit' can come before the last output lines are read; those lines are the ones that explain.
-      void within(once(child, 'close').then(() => undefined), 200).then(() => end(sig ? `killed by ${sig}` : `exit code ${code}`));
+      void within(once(child, 'close').then(() => undefined), DEFAULTS.lastOutputWaitMs).then(() => end(sig ? `killed by ${sig}` : `exit code ${code}`));
     });
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => this.recordLine(line));
@@ -179,7 +193,7 @@ export class Supervisor {
   // so a pid reused meanwhile is not hit.
   private startGuardian(run: Run, pid: number): void {
     const script = `read -r _ ; kill -TERM ${pid} 2>/dev/null; i=0; `
-      + `while [ $i -lt 50 ] && kill -0 ${pid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; `
+      + `while [ $i -lt ${DEFAULTS.stopGraceMs / 100} ] && kill -0 ${pid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; `
       + `kill -0 ${pid} 2>/dev/null && kill -KILL ${pid} 2>/dev/null`;
     const guardian = spawn('sh', ['-c', script], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     guardian.on('error', (err) => this.o.log.warn(`guardian of embedded ${this.o.name} could not run`, { child: this.o.name, error: err }));
@@ -201,7 +215,7 @@ export class Supervisor {
     run.guardian = undefined;
     const gone = guardian.exitCode !== null || guardian.signalCode !== null
       ? Promise.resolve()
-      : within(once(guardian, 'exit').then(() => undefined, () => undefined), 1_000).then(() => undefined);
+      : within(once(guardian, 'exit').then(() => undefined, () => undefined), DEFAULTS.guardianExitWaitMs).then(() => undefined);
     // Kill before closing the pipe: an EOF would make it signal a pid that may already be reused.
     // The whole group, so a `sleep 5` it is in goes too.
     if (guardian.pid !== undefined && guardian.exitCode === null && guardian.signalCode === null) {
@@ -216,7 +230,7 @@ export class Supervisor {
     const pid = run.child.pid;
     if (!run.ended && pid !== undefined) {
       signal(pid, 'SIGKILL');
-      await within(run.exited, 2_000);
+      await within(run.exited, DEFAULTS.killWaitMs);
     }
     await this.stopGuardian(run);
   }
@@ -233,7 +247,7 @@ export class Supervisor {
       if (Date.now() >= deadline && !run.ended) {
         throw new Error(`embedded ${name} did not become ready within ${readyTimeoutMs / 1000} s; its last output: ${this.tailText()}`);
       }
-      await sleep(POLL_MS);
+      await sleep(DEFAULTS.readyPollMs);
     }
   }
 
@@ -242,14 +256,14 @@ export class Supervisor {
     if (run !== this.run || this.phase !== 'running') return;
     const { name, log } = this.o;
     const now = Date.now();
-    this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+    this.crashes = this.crashes.filter((t) => now - t < DEFAULTS.crashWindowMs);
     this.crashes.push(now);
-    if (this.crashes.length > MAX_CRASHES) {
-      this.fail(new Error(`embedded ${name} exited ${this.crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${run.exit}) and is not restarted again; its last output: ${this.tailText()}`));
+    if (this.crashes.length > DEFAULTS.maxCrashes) {
+      this.fail(new Error(`embedded ${name} exited ${this.crashes.length} times within ${DEFAULTS.crashWindowMs / 1000} s (last: ${run.exit}) and is not restarted again; its last output: ${this.tailText()}`));
       return;
     }
-    const delay = (this.o.backoffMs ?? 250) * 2 ** (this.crashes.length - 1);
-    log.warn(`embedded ${name} exited unexpectedly; restarting it`, { child: name, exit: run.exit, restartInMs: delay, lastOutput: this.tail.slice(-5) });
+    const delay = (this.o.backoffMs ?? DEFAULTS.restartBackoffMs) * 2 ** (this.crashes.length - 1);
+    log.warn(`embedded ${name} exited unexpectedly; restarting it`, { child: name, exit: run.exit, restartInMs: delay, lastOutput: this.tail.slice(-DEFAULTS.quotedLines) });
     this.restartTimer = setTimeout(() => this.restart(), delay);
   }
 
@@ -280,13 +294,14 @@ export class Supervisor {
 
   private recordLine(line: string): void {
     this.tail.push(line);
-    if (this.tail.length > TAIL_LINES) this.tail.shift();
+    if (this.tail.length > DEFAULTS.tailLines) this.tail.shift();
     this.o.log.debug('embedded child output', { child: this.o.name, line });
   }
 
   /** The last few output lines on one line, for error messages that must stay one line. */
-  private tailText(n = 5): string {
-    const lines = this.tail.slice(-n).map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
+  private tailText(n: number = DEFAULTS.quotedLines): string {
+    const max = DEFAULTS.quotedLineChars;
+    const lines = this.tail.slice(-n).map((l) => (l.length > max ? `${l.slice(0, max)}…` : l));
     return lines.length === 0 ? '(no output)' : lines.join(' | ');
   }
 

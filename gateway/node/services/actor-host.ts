@@ -1,0 +1,60 @@
+import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
+import { SHARD_COUNT, subjects } from '../../../proto/names.ts';
+import { encodeFrame } from '../../../proto/frames.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { NatsAdapter, KvStore } from '../../../actors/runtime/nats.ts';
+import type { Membership } from '../../../actors/runtime/membership.ts';
+import { ActorHost } from '../../../actors/runtime/host.ts';
+import type { ConfigStore } from '../../../actors/config/store.ts';
+import type { SilencedIndex } from '../../../actors/config/silenced-index.ts';
+import { entityBehavior, type EntityStats } from '../../../actors/entity/actor.ts';
+import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
+import { silencedBy, toDeleteOnResolve } from '../../../actors/entity/silencing.ts';
+import type { pipelineInterest } from '../../../actors/pipeline/workflows.ts';
+import { scheduleBehavior } from '../../../actors/schedule/actor.ts';
+import { provider, type Provider } from '../service.ts';
+
+interface ActorHostDeps {
+  nats: () => NatsAdapter;
+  stores: () => Map<string, KvStore>;
+  membership: () => Membership;
+  config: () => ConfigStore;
+  silenced: () => SilencedIndex;
+  readModel: () => EntityReadModel;
+  interest: () => ReturnType<typeof pipelineInterest>;
+  entityStats: EntityStats;
+}
+
+/**
+ * The host of this node's entity and schedule actors. It has nothing to start (the shards activate
+ * it); it is a service of its own so that it stops after the shards are handed off and before the
+ * node leaves the cluster.
+ */
+export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: Logger): Provider<ActorHost> {
+  return provider('actor host', async () => {
+    const nats = deps.nats();
+    const membership = deps.membership();
+    const config = deps.config();
+    const silenced = deps.silenced();
+    return new ActorHost({
+      nats, stores: deps.stores(), shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
+      publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
+      behaviors: [entityBehavior({
+        node: cfg.name, stats: deps.entityStats, deregistrationHandler: cfg['deregistration-handler'], interest: deps.interest(),
+        silence: (ns, event, entity, nowSec) => {
+          const entries = silenced.forNamespace(ns);
+          if (entries.length === 0) return { names: [], onResolve: [] };
+          const names = silencedBy(entries, event, entity, nowSec);
+          return { names, onResolve: names.length ? toDeleteOnResolve(entries, names) : [] };
+        },
+        unsilence: async (ns, names) => {
+          for (const name of names) {
+            await silenced.remove(ns, name).catch((err) => log.warn('expire_on_resolve: silenced entry not removed', { namespace: ns, silenced: name, error: (err as Error).message }));
+          }
+        },
+        pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
+      }), scheduleBehavior({ config, readModel: deps.readModel(), publish: (subject, data) => nats.publish(subject, data) })],
+      log: log.child({ component: 'actors' }),
+    });
+  }, (host) => host.stop());
+}

@@ -1,0 +1,125 @@
+import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
+import { buckets, etcdKeys, SHARD_COUNT } from '../../../proto/names.ts';
+import { VERSION } from '../../../proto/version.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { EtcdAdapter } from '../../../actors/runtime/etcd.ts';
+import type { KvStore, NatsAdapter } from '../../../actors/runtime/nats.ts';
+import type { Membership } from '../../../actors/runtime/membership.ts';
+import type { ActorHost } from '../../../actors/runtime/host.ts';
+import type { ActorClient } from '../../../actors/runtime/ask.ts';
+import type { ConfigStore } from '../../../actors/config/store.ts';
+import type { EntityStats } from '../../../actors/entity/actor.ts';
+import { EntityReads } from '../../../actors/entity/reads.ts';
+import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
+import type { EntityLimit } from '../../../actors/entity/limit.ts';
+import type { PipelineQueue } from '../../../actors/pipeline/queue.ts';
+import type { PipelineWorker } from '../../../actors/pipeline/worker.ts';
+import type { Authorizer } from '../../auth/rbac.ts';
+import { VerifiedCache } from '../../auth/passwords.ts';
+import { TokenService } from '../../auth/tokens.ts';
+import { Authenticator } from '../../auth/login.ts';
+import { directoryLogin, directoryLookup } from '../../auth/ldap.ts';
+import type { AgentGateway } from '../../agents/server.ts';
+import { NodeMetrics } from '../../api/metrics.ts';
+import { buildApi } from '../../api/app.ts';
+import { listenApi } from '../../api/server.ts';
+import type { HealthReport } from '../../api/routes/system.ts';
+import { provider, service, type Provider, type Service } from '../service.ts';
+import type { QueueAdhoc } from './schedule.ts';
+
+const DEFAULTS = {
+  /** How long `GET /version` waits for etcd's own /version before asking through the client. */
+  etcdVersionTimeoutMs: 2000,
+} as const;
+
+/** Access and refresh tokens of API logins; their signing key is the cluster's, in etcd. */
+export function tokensService(etcd: () => EtcdAdapter): Provider<TokenService> {
+  return provider('tokens', async () => {
+    const tokens = new TokenService(etcd());
+    await tokens.start();
+    return tokens;
+  }, (tokens) => tokens.stop());
+}
+
+/** The in-memory view of entities and events the API lists from; the node serves before it is filled. */
+export function readModelService(readModel: () => EntityReadModel): Service & { ready(): boolean } {
+  let ready = false;
+  return {
+    ...service('read model', async () => { void readModel().start().then(() => { ready = true; }); }, async () => readModel().stop()),
+    ready: () => ready,
+  };
+}
+
+interface ApiServiceDeps {
+  etcd: () => EtcdAdapter;
+  etcdUrls: () => string[];
+  nats: () => NatsAdapter;
+  stores: () => Map<string, KvStore>;
+  config: () => ConfigStore;
+  membership: () => Membership;
+  host: () => ActorHost;
+  actors: () => ActorClient;
+  authz: () => Authorizer;
+  tokens: () => TokenService;
+  agents: () => AgentGateway;
+  pipeline: () => PipelineWorker;
+  pipelineQueue: () => PipelineQueue;
+  readModel: () => EntityReadModel;
+  readModelReady: () => boolean;
+  entityLimit: () => EntityLimit;
+  entityStats: EntityStats;
+  queueAdhoc: () => QueueAdhoc;
+}
+
+function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthReport> {
+  return async () => {
+    const [etcd, nats, membership, host, pipeline] = [d.etcd(), d.nats(), d.membership(), d.host(), d.pipeline()];
+    const [etcdOk, natsOk] = await Promise.all([
+      etcd.get(etcdKeys.clusterConfig).then(() => ({ healthy: true }), (e: Error) => ({ healthy: false, error: e.message })),
+      nats.ping().then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
+    ]);
+    return {
+      healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
+      node: cfg.name, etcd: etcdOk, nats: natsOk,
+      shards: { owned: host.ownedCount, total: SHARD_COUNT }, members: membership.memberNames(),
+      agents: { connected: d.agents().sessionCount },
+      runtime: { actors: host.actorCount, timers: host.timerCount, mailbox_depth: host.mailboxDepth(), committed_turns: host.committedTurns },
+      pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
+    };
+  };
+}
+
+function version(d: ApiServiceDeps) {
+  return async () => {
+    let etcdVersion: { etcdserver?: string; etcdcluster?: string } = {};
+    try { etcdVersion = await (await fetch(`${d.etcdUrls()[0]}/version`, { signal: AbortSignal.timeout(DEFAULTS.etcdVersionTimeoutMs) })).json() as typeof etcdVersion; }
+    catch { try { etcdVersion = { etcdserver: await d.etcd().version() }; } catch { /* unreachable: report none */ } }
+    return { monitor_backend: VERSION, etcd: etcdVersion, api_groups: { 'core/v2': 'v2' } };
+  };
+}
+
+function metrics(d: ApiServiceDeps): NodeMetrics {
+  const [agents, host, pipeline] = [d.agents(), d.host(), d.pipeline()];
+  return new NodeMetrics({
+    agentsConnected: () => agents.sessionCount, mailboxDepth: () => host.mailboxDepth(), actorsActive: () => host.actorCount,
+    shardsOwned: () => host.ownedCount, turnsCommitted: () => host.committedTurns,
+    eventsProcessed: () => d.entityStats.events, keepalivesProcessed: () => d.entityStats.keepalives,
+    pipeline: () => pipeline.stats,
+  });
+}
+
+/** The REST API; it listens last, once everything it reports on and writes through runs. */
+export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): Provider<{ close(): Promise<void> }> {
+  return provider('api', async () => {
+    const apiLog = log.child({ component: 'api' });
+    const [config, stores, membership] = [d.config(), d.stores(), d.membership()];
+    const queueAdhoc = d.queueAdhoc();
+    return listenApi(buildApi({
+      config, authz: d.authz(), tokens: d.tokens(), actors: d.actors(), reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
+      readModel: d.readModel(), entityLimit: d.entityLimit(), metrics: metrics(d), health: health(cfg, d), version: version(d), log: apiLog, pipeline: d.pipelineQueue(),
+      silencedExpiry: { defaultSec: cfg['default-silenced-expiry-time'], maxSec: cfg['max-silenced-expiry-time-allowed'] },
+      auth: new Authenticator(config, new VerifiedCache(), { login: directoryLogin, lookup: directoryLookup }, apiLog),
+      queueAdhoc, ready: () => d.readModelReady() && membership.guardOk(),
+    }), cfg['api-host'], cfg['api-port']);
+  }, (api) => api.close());
+}

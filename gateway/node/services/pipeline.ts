@@ -1,0 +1,36 @@
+import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
+import { streams, subjects } from '../../../proto/names.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
+import type { ConfigStore } from '../../../actors/config/store.ts';
+import { WorkflowResolver } from '../../../actors/pipeline/workflows.ts';
+import { PipelineWorker } from '../../../actors/pipeline/worker.ts';
+import { BackendAssets } from '../../../actors/pipeline/assets.ts';
+import { provider, service, type Provider, type Service } from '../service.ts';
+
+/** The work queue of pipeline jobs; it exists before any actor runs, since entity turns publish to it. */
+export function pipelineStreamService(cfg: BackendConfig, nats: () => NatsAdapter): Service {
+  return service('pipeline stream', async () => {
+    await nats().workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
+  });
+}
+
+/** The environment handlers inherit: the backend's own, without its configuration (which may hold credentials). */
+const handlerEnv = (env: NodeJS.ProcessEnv) => Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MONITOR_')));
+
+/** The node's share of the pipeline: filters, mutators and handlers of the jobs it takes from the queue. */
+export function pipelineService(cfg: BackendConfig, deps: { nats: () => NatsAdapter; config: () => ConfigStore }, log: Logger): Provider<PipelineWorker> {
+  return provider('pipeline', async () => {
+    const pipelineLog = log.child({ component: 'pipeline' });
+    const config = deps.config();
+    const pipeline = new PipelineWorker({
+      nats: deps.nats(), resolver: new WorkflowResolver(config, pipelineLog), log: pipelineLog, concurrency: cfg['pipeline-workers'],
+      exec: {
+        log: pipelineLog, baseEnv: { ...handlerEnv(process.env), MONITOR_BACKEND_NODE: cfg.name },
+        assets: new BackendAssets({ config, stateDir: cfg['state-dir'], log: pipelineLog.child({ component: 'assets' }), node: cfg.name }).assets,
+      },
+    });
+    await pipeline.start();
+    return pipeline;
+  }, (pipeline) => pipeline.stop());
+}

@@ -1,0 +1,54 @@
+import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
+import { buckets, etcdKeys, SHARD_COUNT } from '../../../proto/names.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { EtcdAdapter } from '../../../actors/runtime/etcd.ts';
+import { NatsAdapter, type KvStore } from '../../../actors/runtime/nats.ts';
+import { ConfigStore } from '../../../actors/config/store.ts';
+import { seedCluster } from '../../auth/seed.ts';
+import { provider, service, type Provider, type Service } from '../service.ts';
+
+export function etcdService(endpoints: () => string[]): Provider<EtcdAdapter> {
+  return provider('etcd', async () => new EtcdAdapter({ endpoints: endpoints() }), (etcd) => etcd.close());
+}
+
+/** Checks that the cluster was made with our shard count (it cannot change without a migration). */
+async function ensureClusterConfig(etcd: EtcdAdapter): Promise<void> {
+  const value = JSON.stringify({ shards: SHARD_COUNT });
+  const res = await etcd.createIfAbsent(etcdKeys.clusterConfig, value);
+  if (res.created || !res.existing) return;
+  const shards = (JSON.parse(res.existing.value) as { shards?: number }).shards;
+  if (shards !== SHARD_COUNT) throw new Error(`the cluster uses ${shards} shards and this backend ${SHARD_COUNT}; it cannot join`);
+}
+
+/** The cluster's shard count checked (or recorded by its first node) and its built-in roles seeded. */
+export function clusterService(etcd: () => EtcdAdapter, log: Logger): Service {
+  return service('cluster config', async () => {
+    await ensureClusterConfig(etcd());
+    await seedCluster(etcd(), log);
+  });
+}
+
+export function natsService(cfg: BackendConfig, servers: () => string[], log: Logger): Provider<NatsAdapter> {
+  return provider('nats', async () => {
+    const nats = await NatsAdapter.connect({ servers: servers(), name: `monitor-backend/${cfg.name}` });
+    nats.watchStatus((s) => (s === 'disconnected' ? log.warn('NATS connection lost, reconnecting') : log.info('NATS connection restored')));
+    return nats;
+  }, (nats) => nats.close());
+}
+
+/** The JetStream KV buckets of actor state, by bucket name; made on the cluster's first start. */
+export function bucketsService(cfg: BackendConfig, nats: () => NatsAdapter): Provider<Map<string, KvStore>> {
+  return provider('kv buckets', async () => {
+    const stores = new Map<string, KvStore>();
+    for (const b of Object.values(buckets)) stores.set(b, await nats().kv(b, { replicas: cfg['nats-replicas'] }));
+    return stores;
+  });
+}
+
+export function configService(etcd: () => EtcdAdapter, log: Logger): Provider<ConfigStore> {
+  return provider('config store', async () => {
+    const config = new ConfigStore(etcd(), log.child({ component: 'config' }));
+    await config.start();
+    return config;
+  }, (config) => config.stop());
+}
