@@ -26,7 +26,7 @@ import { extractMetrics } from './metrics/index.ts';
 /** How long events reuse the host facts of the last keepalive (the reference refreshes them every 20 s). */
 const SYSTEM_MAX_AGE_MS = 20_000;
 
-export interface AgentOptions {
+interface AgentOptions {
   logger?: Logger;
   /** Uniform in [0, 1): URL shuffle and backoff jitter. */
   random?: () => number;
@@ -38,7 +38,7 @@ export interface AgentOptions {
   allowList?: AllowListEntry[];
 }
 
-export function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number, tls: AgentTls = loadAgentTls(config)): ConnectionOptions {
+function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number, tls: AgentTls = loadAgentTls(config)): ConnectionOptions {
   return {
     urls: config['backend-url'],
     namespace: config.namespace,

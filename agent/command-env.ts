@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 export const COMMAND_ENV_FILES = ['/etc/default/monitor-agent', '/etc/sysconfig/monitor-agent'];
 
-export interface EnvFileResult {
+interface EnvFileResult {
   vars: Record<string, string>;
   /** Lines that are neither a variable nor a comment, as `<line number>: <text>`. */
   skipped: string[];
@@ -55,7 +55,7 @@ export function parseEnvFile(text: string): EnvFileResult {
   return { vars, skipped };
 }
 
-export interface CommandEnvOptions {
+interface CommandEnvOptions {
   /** Defaults files to read, in order; a later file wins. Default COMMAND_ENV_FILES. */
   files?: string[];
   /** The inherited environment; default process.env. */

@@ -2,7 +2,7 @@ import { mergeSources, parseArgv, validateConfig } from '../lib/config-loader.ts
 import { ConfigError } from '../proto/flags.ts';
 import { AGENT_CONFIG_FILE, AGENT_ENV_PREFIX, AgentConfig, agentFlags } from '../proto/schemas/agent-config.ts';
 
-export interface LoadAgentConfigOptions {
+interface LoadAgentConfigOptions {
   /** Overrides the default file path (tests point it at a file that does not exist). */
   defaultConfigFile?: string;
 }

@@ -35,11 +35,11 @@ export interface ConnectionOptions {
   tls?: AgentTls;
 }
 
-export interface ConnectedInfo { url: string; backendId: string | undefined }
+interface ConnectedInfo { url: string; backendId: string | undefined }
 /** `retryIn`: seconds until the next attempt; absent when the connection was closed for good. */
-export interface DisconnectedInfo { url: string; code: number; reason: string; retryIn?: number }
+interface DisconnectedInfo { url: string; code: number; reason: string; retryIn?: number }
 
-export interface ConnectionEvents {
+interface ConnectionEvents {
   connected: [info: ConnectedInfo];
   disconnected: [info: DisconnectedInfo];
   check_request: [value: unknown];

@@ -12,7 +12,7 @@ export type ManagedFields = Pick<Entity, 'subscriptions' | 'redact' | 'deregiste
   annotations?: Record<string, string>;
 };
 
-export type EntityConfigResult =
+type EntityConfigResult =
   | { kind: 'none' }
   | { kind: 'invalid'; message: string }
   | { kind: 'managed'; fields: ManagedFields };

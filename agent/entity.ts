@@ -7,7 +7,7 @@ import type { SystemInfo } from '../lib/system.ts';
 // carries it whole, so the backend can register an unknown agent from the first keepalive alone.
 
 /** The subscription every agent has, so a check can be requested for one entity by name. */
-export const entitySubscription = (name: string): string => `entity:${name}`;
+const entitySubscription = (name: string): string => `entity:${name}`;
 
 export function buildEntity(config: AgentConfig, system: SystemInfo, now: Date = new Date()): Entity {
   const name = config.name;

@@ -6,7 +6,7 @@ import { KEEPALIVE_CHECK, type KeepaliveEvent } from '../proto/schemas/event.ts'
 // A keepalive's check carries the agent's own timeouts (interval, warning as `timeout`, critical as
 // `ttl`) because the backend judges silence with the agent's settings, not its own.
 
-export interface KeepaliveInput {
+interface KeepaliveInput {
   config: AgentConfig;
   entity: Entity;
   /** 1 for the first keepalive of a connection; lets the backend spot gaps and restarts. */

@@ -11,7 +11,7 @@ import { startStatsd } from './statsd/server.ts';
 // Starts the agent's local inputs that are enabled: HTTP API, TCP/UDP sockets, StatsD. A listener
 // that cannot bind rejects with a ListenError after the others started are closed again.
 
-export interface LocalInputDeps {
+interface LocalInputDeps {
   config: AgentConfig;
   sink: EventSink;
   connected: () => boolean;

@@ -52,7 +52,7 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
   }
 }
 
-export interface ParsedArgs { command: string | undefined; values: Map<string, unknown[]>; rest: string[] }
+interface ParsedArgs { command: string | undefined; values: Map<string, unknown[]>; rest: string[] }
 
 /** Splits argv into a command word and `--flag value`, `--flag=value`, `-c value`, `--bool` forms. */
 export function parseArgv(argv: string[], specs: FlagSpec[]): ParsedArgs {
@@ -94,7 +94,7 @@ export function parseArgv(argv: string[], specs: FlagSpec[]): ParsedArgs {
   return { command, values, rest };
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   specs: FlagSpec[];
   args: ParsedArgs;
   env: NodeJS.ProcessEnv;

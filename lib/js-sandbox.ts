@@ -12,7 +12,7 @@ import { isProxy } from 'node:util/types';
 //   filter or mutator without one run changing what the next one sees;
 // - no code generation from strings (eval, new Function) and microtasks run inside the time limit.
 
-export const DEFAULT_TIMEOUT_MS = 100;
+const DEFAULT_TIMEOUT_MS = 100;
 
 const SETUP = `(() => {
   'use strict';
@@ -102,7 +102,7 @@ function compile(src: string): vm.Script {
   return s;
 }
 
-export type SandboxResult = { ok: true; value: boolean | string | null } | { ok: false; error: string };
+type SandboxResult = { ok: true; value: boolean | string | null } | { ok: false; error: string };
 
 /**
  * One hardened V8 context with user functions defined in it. `expression` is a JavaScript

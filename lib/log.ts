@@ -21,7 +21,7 @@ export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export type LogSink = (line: string) => void;
+type LogSink = (line: string) => void;
 
 const stderrSink: LogSink = (line) => { process.stderr.write(line + '\n'); };
 

@@ -5,17 +5,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 // backend's pipe mutators and handlers, which differ only in what they keep of the output.
 
 /** After the group is killed or the shell exited, how long to wait for the pipes to close (a child may have left the group). */
-export const CLOSE_GRACE_MS = 1000;
+const CLOSE_GRACE_MS = 1000;
 
 /** How a run ended. `error`: the command could not be started (or the spawn failed later). */
-export type GroupEnd =
+type GroupEnd =
   | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null }
   | { kind: 'timeout' }
   | { kind: 'cancelled' }
   | { kind: 'killed'; reason: string }
   | { kind: 'error'; message: string };
 
-export interface GroupSpec {
+interface GroupSpec {
   command: string;
   env: Record<string, string | undefined>;
   /** Written to stdin, which is then closed; no stdin at all when undefined. */
@@ -28,7 +28,7 @@ export interface GroupSpec {
   onStderr(b: Buffer): void;
 }
 
-export interface GroupRun {
+interface GroupRun {
   end: Promise<GroupEnd>;
   /** Kills the group; the run ends `killed` with this reason. */
   kill(reason: string): void;

@@ -22,11 +22,11 @@ const FAMILY: Record<string, string> = {
   arch: 'arch', manjaro: 'arch', gentoo: 'gentoo', alpine: 'alpine', coreos: 'coreos',
 };
 
-export const goArch = (arch: string): string => GOARCH[arch] ?? arch;
-export const goOs = (platform: string): string => GOOS[platform] ?? platform;
+const goArch = (arch: string): string => GOARCH[arch] ?? arch;
+const goOs = (platform: string): string => GOOS[platform] ?? platform;
 
 /** KEY=value lines of os-release(5), with optional quotes. */
-export function parseOsRelease(text: string): Record<string, string> {
+function parseOsRelease(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const m = /^\s*([A-Z0-9_]+)=(.*)$/.exec(line);
@@ -38,7 +38,7 @@ export function parseOsRelease(text: string): Record<string, string> {
   return out;
 }
 
-export function platformOf(release: Record<string, string>): { platform: string; platform_family: string; platform_version: string } {
+function platformOf(release: Record<string, string>): { platform: string; platform_family: string; platform_version: string } {
   const id = (release.ID ?? '').toLowerCase();
   const like = (release.ID_LIKE ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   const family = FAMILY[id] ?? like.map((l) => FAMILY[l]).find(Boolean) ?? like[0] ?? '';

@@ -59,7 +59,7 @@ export function readCertificates(flag: string, path: string): { pem: string; cer
   return { pem, certs };
 }
 
-export function readPrivateKey(flag: string, path: string): string {
+function readPrivateKey(flag: string, path: string): string {
   const pem = readFlagFile(flag, path);
   try { createPrivateKey(pem); }
   catch { throw new ConfigError(`--${flag}: ${path} holds no valid unencrypted PEM private key`); }

@@ -17,7 +17,7 @@ export const ERROR_KINDS = {
 } as const;
 export type ErrorKind = keyof typeof ERROR_KINDS;
 
-export interface ErrorBody { message: string; code: number }
+interface ErrorBody { message: string; code: number }
 
 export const errorBody = (kind: ErrorKind, message: string): ErrorBody => ({ message, code: ERROR_KINDS[kind].code });
 

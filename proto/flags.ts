@@ -1,7 +1,7 @@
 // The shape of a program's command-line flags and the one error a bad configuration raises; the
 // loading itself (flags, environment, file, defaults) is lib/config-loader.ts.
 
-export type FlagType = 'string' | 'int' | 'float' | 'bool' | 'list' | 'map';
+type FlagType = 'string' | 'int' | 'float' | 'bool' | 'list' | 'map';
 
 export interface FlagSpec {
   name: string;

@@ -3,13 +3,13 @@ import * as v from 'valibot';
 // Agent <-> backend WebSocket framing: every binary frame is `<type>\n<payload>`. The payload
 // encoding (JSON, or protobuf when negotiated) is chosen once per connection at the handshake.
 
-export const FRAME_TYPES = ['keepalive', 'event', 'check_request', 'entity_config', 'ack'] as const;
+const FRAME_TYPES = ['keepalive', 'event', 'check_request', 'entity_config', 'ack'] as const;
 export type FrameType = (typeof FRAME_TYPES)[number];
 
 /** Largest frame a peer accepts; bigger frames close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
-export interface Frame { type: FrameType; payload: Buffer }
+interface Frame { type: FrameType; payload: Buffer }
 
 export class FrameError extends Error {
   constructor(message: string) { super(message); this.name = 'FrameError'; }

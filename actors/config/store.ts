@@ -6,7 +6,7 @@ import type { EtcdAdapter, EtcdRecord } from '../runtime/etcd.ts';
 export interface ConfigEntry<T = unknown> { key: string; value: T; modRevision: number; lease?: string }
 
 /** `leaseTtlSec` > 0: etcd deletes the key after that many seconds (at least 1). */
-export interface WriteOptions { leaseTtlSec?: number }
+interface WriteOptions { leaseTtlSec?: number }
 
 /** A write lost to a concurrent one (PATCH with a stale view, create of an existing key). */
 

@@ -63,7 +63,7 @@ function withEntity(eventJson: string, entity: Entity): string {
 const withCheck = (st: EntityState, check: string): EntityState =>
   st.checks?.includes(check) ? st : { ...st, checks: [...(st.checks ?? []), check] };
 
-export interface EntityActorOptions {
+interface EntityActorOptions {
   /** Name of this node, stamped as `processed_by` when the event does not name who ran it (agents do). */
   node: string;
   /** Counters for metrics, incremented as events and keepalives are processed. */

@@ -2,7 +2,7 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { derivedEventId } from './keepalive.ts';
 
-export const DEREGISTRATION_CHECK = 'deregistration';
+const DEREGISTRATION_CHECK = 'deregistration';
 
 /** Why an entity was deregistered: its agent said goodbye, or its keepalives stopped. */
 export type DeregistrationCause = 'agent stopped' | 'keepalive timeout';
@@ -37,7 +37,7 @@ export function deregistrationEvent(entity: Entity, cause: DeregistrationCause, 
   return { event, handlers };
 }
 
-export const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
+const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
 
 /**
  * What each event of a deregistered entity becomes for the pipeline (docs/compatibility.md#registration-and-deregistration): resolved, its

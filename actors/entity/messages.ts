@@ -27,7 +27,7 @@ export interface DeleteEventMsg { check: string }
  * keep every reply (large ones, see actors/runtime/applied.ts): a reply with an entity may come
  * back as this.
  */
-export interface ReplyNotKept { duplicate: true }
+interface ReplyNotKept { duplicate: true }
 
 /**
  * Every message of the entity actor, with its body and its reply: the actor's dispatch and its

@@ -1,7 +1,7 @@
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 
-export const REGISTRATION_CHECK = 'registration';
+const REGISTRATION_CHECK = 'registration';
 
 /**
  * The event of an agent's first keepalive (docs/compatibility.md#registration-and-deregistration): for the handler named `registration`,

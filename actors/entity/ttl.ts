@@ -17,8 +17,8 @@ import type { EntityState } from './messages.ts';
 // arming and the event write committed in one turn.
 
 export const TTL_TIMER_PREFIX = 'ttl:';
-export const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
-export const ttlOutput = (secondsAgo: number) => `Last check execution was ${secondsAgo} seconds ago`;
+const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
+const ttlOutput = (secondsAgo: number) => `Last check execution was ${secondsAgo} seconds ago`;
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 const ttlOf = (check: Check | undefined): number => (typeof check?.ttl === 'number' && check.ttl > 0 ? check.ttl : 0);
@@ -49,7 +49,7 @@ export function disarmTtl(t: Turn<EntityState>, checks: readonly string[]): void
  * merged into the history like any result, for the actor to store and hand to the pipeline; the
  * switch is re-armed, so it repeats every ttl.
  */
-export interface TtlFailure { key: string; id: string; entity: Entity; check: Check; previous: Event; rest: Omit<Event, 'entity' | 'check'> }
+interface TtlFailure { key: string; id: string; entity: Entity; check: Check; previous: Event; rest: Omit<Event, 'entity' | 'check'> }
 
 export async function expireTtl(t: Turn<EntityState>, timer: string, at: number): Promise<TtlFailure | undefined> {
   const st = t.state;

@@ -16,7 +16,7 @@ import type { ExecContext } from './types.ts';
 const RATE_LIMIT = 1.39;
 const BURST_LIMIT = 100;
 
-export interface BackendAssetsOptions {
+interface BackendAssetsOptions {
   config: ConfigStore;
   /** The backend's state directory; assets go to `<stateDir>/assets`. */
   stateDir: string;

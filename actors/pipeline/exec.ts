@@ -8,12 +8,12 @@ import type { ExecContext } from './types.ts';
 // not be polluted by diagnostics; the agent's check runner combines the two).
 
 /** Variables whose asset values are directories put in front of the inherited value. */
-export const PREPENDED_VARS = ['PATH', 'LD_LIBRARY_PATH', 'CPATH'] as const;
+const PREPENDED_VARS = ['PATH', 'LD_LIBRARY_PATH', 'CPATH'] as const;
 /** stderr kept for the logs and error messages. */
-export const MAX_STDERR_BYTES = 64 * 1024;
+const MAX_STDERR_BYTES = 64 * 1024;
 
 /** The fields of a Mutator or Handler resource that say how to run its command. */
-export interface CommandResource {
+interface CommandResource {
   command?: string | undefined;
   timeout?: number | undefined;
   env_vars?: string[] | null | undefined;
@@ -21,7 +21,7 @@ export interface CommandResource {
   secrets?: Array<{ name: string }> | null | undefined;
 }
 
-export interface ExecOptions {
+interface ExecOptions {
   /** For logs: `mutator <name>` or `handler <name>`. */
   what: string;
   /** stdout kept in memory. */
@@ -30,7 +30,7 @@ export interface ExecOptions {
   killOnOverflow?: boolean;
 }
 
-export interface ExecResult {
+interface ExecResult {
   /** Exit status; 2 after a timeout, 3 when the command could not run or was killed by a signal. */
   status: number;
   stdout: Buffer;
@@ -47,7 +47,7 @@ export interface ExecResult {
 }
 
 /** Splits `KEY=value` entries; an entry without a key (or with a NUL) is skipped with a warning naming its position only (values may be secrets). */
-export function parseEnvVars(entries: readonly string[] | null | undefined, what: string, ctx: ExecContext): Record<string, string> {
+function parseEnvVars(entries: readonly string[] | null | undefined, what: string, ctx: ExecContext): Record<string, string> {
   const out: Record<string, string> = {};
   (entries ?? []).forEach((e, i) => {
     const eq = typeof e === 'string' ? e.indexOf('=') : -1;
@@ -61,7 +61,7 @@ export function parseEnvVars(entries: readonly string[] | null | undefined, what
 }
 
 /** The command's environment: the backend's, then the resource's env_vars, then the assets' (search paths prepended). */
-export async function pipelineCommandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
+async function pipelineCommandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
   Object.assign(env, parseEnvVars(res.env_vars, what, ctx));

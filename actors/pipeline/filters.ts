@@ -5,10 +5,10 @@ import type { Event } from '../../proto/schemas/event.ts';
 import { filterView } from './synthesize.ts';
 import type { EventExtras, EventFilterSpec, FilterRef } from './types.ts';
 
-export const EXPRESSION_TIMEOUT_MS = 100;
+const EXPRESSION_TIMEOUT_MS = 100;
 const MAX_PROGRAMS = 128;
 
-export type FilterDecision = { pass: boolean; reason?: string };
+type FilterDecision = { pass: boolean; reason?: string };
 
 /**
  * Applies one filter of a workflow (docs/compatibility.md#filters). `pass: false` drops the event. Built-ins:

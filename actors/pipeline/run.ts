@@ -7,7 +7,7 @@ import type { PipelineJob } from '../../proto/pipeline-job.ts';
 import type { ExecContext, HandlerOutcome } from './types.ts';
 import type { Workflow } from './workflows.ts';
 
-export interface JobReport {
+interface JobReport {
   workflows: number;
   /** Workflows a filter stopped. */
   filtered: number;

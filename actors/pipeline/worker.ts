@@ -8,14 +8,14 @@ import type { ExecContext } from './types.ts';
 import type { Workflow, WorkflowResolver } from './workflows.ts';
 
 /** Every node pulls from this one durable consumer: each job is taken by one node at a time. */
-export const PIPELINE_CONSUMER = 'monitor-pipeline';
+const PIPELINE_CONSUMER = 'monitor-pipeline';
 /** A job not acknowledged (nor reported as in progress) for this long goes to another node. */
-export const JOB_ACK_WAIT_MS = 15_000;
+const JOB_ACK_WAIT_MS = 15_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** A job whose handler is busy goes back to the queue for this long. */
 const BUSY_DELAY_MS = 1_000;
 
-export interface PipelineWorkerOptions {
+interface PipelineWorkerOptions {
   nats: NatsAdapter;
   resolver: WorkflowResolver;
   exec: ExecContext;
@@ -25,7 +25,7 @@ export interface PipelineWorkerOptions {
 }
 
 /** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
-export const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
+const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
 
 interface Pending { m: JsMsg; job: PipelineJob; eventJson: string | undefined; workflows: Workflow[]; handlers: string[] }
 

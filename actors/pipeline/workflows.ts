@@ -11,7 +11,7 @@ import type { EventFilterSpec, FilterRef, HandlerSpec, MutatorRef, MutatorSpec }
 // configuration cache, so a handler changed meanwhile applies to events still queued.
 
 /** A `set` handler expands into its members, nested at most this deep (docs/compatibility.md#handler-sets). */
-export const MAX_SET_DEPTH = 3;
+const MAX_SET_DEPTH = 3;
 const BUILTIN_FILTERS = new Set(['is_incident', 'not_silenced', 'has_metrics']);
 const BUILTIN_MUTATORS = new Set(['json', 'only_check_output']);
 

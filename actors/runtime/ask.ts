@@ -14,7 +14,7 @@ const DEFAULTS = {
 } as const;
 
 /** An actor host that can run a message itself when it owns the actor (see ActorHost.deliverLocal). */
-export interface LocalDelivery {
+interface LocalDelivery {
   deliverLocal(kind: string, id: string, type: string, body: unknown, msgId: string | undefined): Promise<unknown> | undefined;
 }
 

@@ -10,7 +10,7 @@ export interface EtcdRecord {
   lease: string;
 }
 
-export interface EtcdAdapterOptions {
+interface EtcdAdapterOptions {
   endpoints: string[];
   /** Deadline of every unary call; etcd3 has none by default and a call can hang on a dead leader. */
   callTimeoutMs?: number;
@@ -24,10 +24,10 @@ const toRecord = (kv: IKeyValue): EtcdRecord => ({
   lease: String(kv.lease ?? '0'),
 });
 
-export type WatchEvent = { type: 'put'; record: EtcdRecord } | { type: 'delete'; key: string; revision: number };
+type WatchEvent = { type: 'put'; record: EtcdRecord } | { type: 'delete'; key: string; revision: number };
 
 /** A list-then-watch subscription: a snapshot, then every change after it, resynced on any error. */
-export interface PrefixWatch { close(): Promise<void> }
+interface PrefixWatch { close(): Promise<void> }
 
 export interface SessionLease {
   id: string;

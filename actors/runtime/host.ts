@@ -29,7 +29,7 @@ interface Queued { type: string; body: unknown; msgId: string | undefined; resol
 
 interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
 
-export interface ActorHostOptions {
+interface ActorHostOptions {
   nats: NatsAdapter;
   stores: Map<string, KvStore>;
   // Each behaviour has its own state type; the host only passes states back to the behaviour that made them.

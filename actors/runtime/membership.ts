@@ -15,7 +15,7 @@ const DEFAULTS = {
   rejoinBackoffMaxMs: 5000,
 } as const;
 
-export interface MembershipOptions {
+interface MembershipOptions {
   node: string;
   ttlSeconds: number;
   /** Safety margin under the lease TTL: stop before etcd could have expired the lease. */
@@ -29,7 +29,7 @@ export interface MembershipOptions {
   log: Logger;
 }
 
-export type SessionListener = (reason: string) => void;
+type SessionListener = (reason: string) => void;
 
 /**
  * Cluster membership: one etcd lease per node, kept alive by this class, and a member key bound to

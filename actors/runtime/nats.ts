@@ -21,7 +21,7 @@ export interface InboundMsg {
   respond(data: Uint8Array, headers?: Headers): boolean;
 }
 
-export interface NatsAdapterOptions {
+interface NatsAdapterOptions {
   servers: string[];
   name: string;
   /** Connect timeout and the deadline for a server's INFO after reconnecting (2 s beats a frozen peer). */
@@ -237,10 +237,10 @@ export class NatsAdapter {
   }
 }
 
-export interface KvEntry { key: string; value: Uint8Array; revision: number; deleted: boolean }
+interface KvEntry { key: string; value: Uint8Array; revision: number; deleted: boolean }
 
 /** An entry as the stream leader holds it, with the headers its writer attached. */
-export interface KvRecord extends KvEntry { headers: Headers }
+interface KvRecord extends KvEntry { headers: Headers }
 
 const EXPECTED_LAST_SUBJECT_SEQ = 'Nats-Expected-Last-Subject-Sequence';
 const KV_OPERATION = 'KV-Operation';

@@ -16,7 +16,7 @@ export function ownerOf(shard: number, members: readonly string[]): string | und
 }
 
 /** Murmur3's finalizer: FNV alone spreads near-identical inputs (node-1, node-2) poorly. */
-export function mix32(h: number): number {
+function mix32(h: number): number {
   h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;

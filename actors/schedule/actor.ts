@@ -9,7 +9,7 @@ import { nextFire } from './next.ts';
 import { buildRequest, expandProxy, requestSubjects, type OutgoingRequest } from './requests.ts';
 import { subdued } from './subdue.ts';
 
-export interface ScheduleDeps {
+interface ScheduleDeps {
   config: ConfigStore;
   /** Publishes a check request (JSON) on a NATS subject. */
   publish(subject: string, data: Uint8Array): void;

@@ -10,7 +10,7 @@ import { buildRequest, expandProxy, requestSubjects } from './requests.ts';
 import type { EntityReadModel } from '../entity/read-model.ts';
 
 /** Every node pulls from the same durable consumer, so each queued request is taken by one node. */
-export const ADHOC_CONSUMER = 'monitor-scheduler';
+const ADHOC_CONSUMER = 'monitor-scheduler';
 const ACK_WAIT_NS = 30_000_000_000;
 
 /**

@@ -6,7 +6,7 @@
  * only their shape), so a typo never stops a check from running.
  */
 
-export interface SubdueWindow { begin: string; end: string; repeat?: string[] | null }
+interface SubdueWindow { begin: string; end: string; repeat?: string[] | null }
 
 const DAY_MS = 86_400_000;
 const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];

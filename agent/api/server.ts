@@ -11,13 +11,13 @@ import { listen, type Listener } from '../listen.ts';
 // routes do not need a framework, and it gives direct control over body size and timeouts.
 
 /** Largest body of POST /events; a check event is a few KB, so this only stops abuse. */
-export const MAX_BODY_BYTES = 512 * 1024;
+const MAX_BODY_BYTES = 512 * 1024;
 /** A refused body is still read up to this much so the client sees the 413, not a reset. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
 /** Read and write timeouts of the server (Sensu uses 15 s for both). */
-export const API_TIMEOUT_MS = 15_000;
+const API_TIMEOUT_MS = 15_000;
 
-export interface AgentApiDeps {
+interface AgentApiDeps {
   sink: EventSink;
   connected: () => boolean;
   version: string;
@@ -107,7 +107,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: AgentApiD
   }
 }
 
-export function createApiServer(deps: AgentApiDeps): Server {
+function createApiServer(deps: AgentApiDeps): Server {
   const server = createServer((req, res) => {
     handle(req, res, deps).catch((err: unknown) => {
       if (err instanceof HttpError) {

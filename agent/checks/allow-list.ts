@@ -55,11 +55,11 @@ export function resolveExecutable(exec: string, path: string | undefined): strin
   return undefined;
 }
 
-export function sha512File(file: string): string {
+function sha512File(file: string): string {
   return createHash('sha512').update(readFileSync(file)).digest('hex');
 }
 
-export type AllowDecision = { allowed: true; enableEnv: boolean } | { allowed: false; reason: string };
+type AllowDecision = { allowed: true; enableEnv: boolean } | { allowed: false; reason: string };
 
 /**
  * Decides for one command. No list configured allows everything (with env_vars). A matching entry

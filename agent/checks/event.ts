@@ -30,7 +30,7 @@ export interface Execution {
 }
 
 /** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
-export function truncateBytes(s: string, max: number): string {
+function truncateBytes(s: string, max: number): string {
   const buf = Buffer.from(s, 'utf8');
   if (buf.length <= max) return s;
   let end = max;

@@ -3,7 +3,7 @@ import type { RequestCheckConfig, RequestHookConfig } from '../../proto/schemas/
 // Which hooks run after a check (docs/compatibility.md#hooks): each `check_hooks` entry names a status (0-255) or a
 // class of them; every matching entry's hooks run, each hook once, in the order they are listed.
 
-export function hookTypeMatches(type: string, status: number): boolean {
+function hookTypeMatches(type: string, status: number): boolean {
   switch (type) {
     case 'ok': return status === 0;
     case 'warning': return status === 1;
@@ -14,7 +14,7 @@ export function hookTypeMatches(type: string, status: number): boolean {
   }
 }
 
-export interface HookSelection {
+interface HookSelection {
   hooks: RequestHookConfig[];
   /** Names the check asks for that the request carried no configuration for. */
   missing: string[];

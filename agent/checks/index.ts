@@ -18,7 +18,7 @@ import { substituteTokens, tokenData, TokenSubstitutionError } from './tokens.ts
 // list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every failure before the
 // command runs becomes a status 3 event, so the operator sees why a check did not run.
 
-export interface CheckExecutorDeps {
+interface CheckExecutorDeps {
   log: Logger;
   /** The agent's entity now: token data, and the entity `stdin` hands to the command. */
   entity: () => Entity;

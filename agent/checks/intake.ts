@@ -2,7 +2,7 @@
 // several subscriptions of the check), an older one than the last, and a check (per proxy entity)
 // whose previous run has not finished.
 
-export type Admission = { ok: true; key: string } | { ok: false; reason: 'in_progress' | 'duplicate' | 'stale'; message: string };
+type Admission = { ok: true; key: string } | { ok: false; reason: 'in_progress' | 'duplicate' | 'stale'; message: string };
 
 export class CheckIntake {
   private readonly lastIssued = new Map<string, number>();

@@ -3,11 +3,11 @@ import { runInGroup } from '../../lib/process-group.ts';
 // Runs one check or hook command the way the reference does (docs/compatibility.md#command-execution): through the shell in a process
 // group of its own (lib/process-group.ts), stdout and stderr combined in arrival order.
 
-export const TIMED_OUT_OUTPUT = 'Execution timed out\n';
+const TIMED_OUT_OUTPUT = 'Execution timed out\n';
 /** Output kept in memory per command; an event must still fit in one frame (1 MB). */
-export const MAX_CAPTURE_BYTES = 512 * 1024;
+const MAX_CAPTURE_BYTES = 512 * 1024;
 
-export interface CommandSpec {
+interface CommandSpec {
   command: string;
   env: Record<string, string | undefined>;
   /** Seconds; 0 or absent means none. */
@@ -18,7 +18,7 @@ export interface CommandSpec {
   signal?: AbortSignal;
 }
 
-export interface CommandResult {
+interface CommandResult {
   status: number;
   output: string;
   /** Seconds, fractional. */

@@ -17,7 +17,7 @@ export interface CloudProbeOptions {
   sysVendorFile?: string;
 }
 
-export const CLOUD_ENDPOINTS = {
+const CLOUD_ENDPOINTS = {
   aws: 'http://169.254.169.254/latest/meta-data/',
   gcp: 'http://metadata.google.internal/computeMetadata/v1/',
   azure: 'http://169.254.169.254/metadata/instance?api-version=2021-02-01',

@@ -5,7 +5,7 @@ import type { Event } from '../../proto/schemas/event.ts';
 // Every event an agent produces (check results, its HTTP API, sockets, StatsD) is completed the same
 // way before it enters the outbox, so the backend sees one shape whatever the source.
 
-export interface PrepareContext {
+interface PrepareContext {
   /** The agent's own entity; events always travel with it. */
   entity: Entity;
   namespace: string;

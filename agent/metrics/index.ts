@@ -21,7 +21,7 @@ const PARSERS: Record<MetricFormat, Parser> = {
   prometheus_text: parsePrometheus,
 };
 
-export function isMetricFormat(format: string): format is MetricFormat {
+function isMetricFormat(format: string): format is MetricFormat {
   return Object.prototype.hasOwnProperty.call(PARSERS, format);
 }
 

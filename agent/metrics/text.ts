@@ -64,7 +64,7 @@ export function epochToSeconds(digits: string, unit: 's' | 'ms' | 'ns'): number 
   return Number.isSafeInteger(secs) ? secs : undefined;
 }
 
-export const MAX_ERRORS = 20;
+const MAX_ERRORS = 20;
 
 /** Collects errors up to MAX_ERRORS, then only counts the rest. */
 export class Errors {

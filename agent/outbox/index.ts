@@ -9,7 +9,7 @@ import { OutboxStore } from './store.ts';
 
 export { OutboxOpenError } from './lock.ts';
 
-export interface OutboxOptions {
+interface OutboxOptions {
   cacheDir: string;
   maxBytes: number;
   rate: number;

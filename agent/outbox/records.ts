@@ -17,9 +17,9 @@ export function frameRecord(payload: Buffer): Buffer {
 }
 
 /** A record found by `scanRecords`: where its payload starts and how long it is. */
-export interface ScannedRecord { offset: number; length: number; payload: Buffer }
+interface ScannedRecord { offset: number; length: number; payload: Buffer }
 
-export interface ScanResult {
+interface ScanResult {
   records: ScannedRecord[];
   /** Bytes of the valid prefix; anything after it is a torn or corrupt tail. */
   validBytes: number;

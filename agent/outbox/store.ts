@@ -42,7 +42,7 @@ interface Segment {
 }
 
 /** A queued event: where its record is, so it is read back from disk only when it is sent. */
-export interface Entry { seq: number; id: string; seg: Segment; offset: number; length: number }
+interface Entry { seq: number; id: string; seg: Segment; offset: number; length: number }
 
 interface Pending { payload: Buffer; id: string; resolve: (e: Entry) => void; reject: (err: Error) => void }
 

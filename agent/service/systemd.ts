@@ -18,7 +18,7 @@ export function unitWord(word: string): string {
 /** A path in a `key=value` setting (StandardOutput=append:...) where quotes are not understood. */
 const settingValue = (value: string): string => value.replace(/%/g, '%%');
 
-export interface UnitOptions {
+interface UnitOptions {
   /** argv of the agent up to and excluding `start`: node and the monitor-agent script. */
   command: string[];
   /** Absolute; empty when the agent's default file applies. */
@@ -51,7 +51,7 @@ export function unitText(o: UnitOptions): string {
   return lines.join('\n');
 }
 
-export type ReloadResult = { ok: true } | { ok: false; reason: string };
+type ReloadResult = { ok: true } | { ok: false; reason: string };
 
 /** `systemctl daemon-reload`; a missing or failing systemctl is reported, not thrown. */
 export function daemonReload(): ReloadResult {

@@ -6,7 +6,7 @@ import type { Event } from '../../proto/schemas/event.ts';
 // What bytes received on the TCP or UDP socket mean: a ping, a complete legacy check result, or
 // not (yet) one. Kept apart from the sockets so both share it and tests can feed it directly.
 
-export type Payload =
+type Payload =
   | { kind: 'ping' }
   | { kind: 'event'; event: Event }
   | { kind: 'incomplete' }

@@ -9,11 +9,11 @@ import { parsePayload } from './payload.ts';
 // agent could not queue it), then the connection is closed. `ping` gets `pong`.
 
 /** Time a client has to send a complete result (Sensu's read deadline). */
-export const TCP_READ_DEADLINE_MS = 5_000;
+const TCP_READ_DEADLINE_MS = 5_000;
 /** Largest result accepted; the same bound as the HTTP API's body. */
-export const TCP_MAX_BYTES = 512 * 1024;
+const TCP_MAX_BYTES = 512 * 1024;
 
-export interface SocketDeps { sink: EventSink; log: Logger }
+interface SocketDeps { sink: EventSink; log: Logger }
 
 /** Answers and closes both directions: a client that keeps its side open must not hold the socket. */
 function reply(conn: Socket, answer: string): void {

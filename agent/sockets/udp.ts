@@ -8,7 +8,7 @@ import { parsePayload } from './payload.ts';
 // The legacy UDP socket: one datagram is one check result, no answer. Sensu documents 1500 bytes;
 // any datagram the network delivers (up to 64 KB on loopback) is accepted here.
 
-export interface UdpDeps { sink: EventSink; log: Logger }
+interface UdpDeps { sink: EventSink; log: Logger }
 
 export async function startUdpSocket(host: string, port: number, deps: UdpDeps): Promise<Listener & { dropped: () => number }> {
   const socket = createSocket(isIPv6(host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4');

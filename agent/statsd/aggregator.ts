@@ -5,7 +5,7 @@ import type { StatsdMetric, StatsdTag } from '../../proto/schemas/statsd.ts';
 // .sum_squares .percentile_90`; gauges and sets `.value`.
 
 /** Percentiles reported for timers, as `.percentile_<p>` (nearest rank). */
-export const TIMER_PERCENTILES = [90] as const;
+const TIMER_PERCENTILES = [90] as const;
 /** Distinct series kept per interval; more are dropped (and counted) so memory stays bounded. */
 export const MAX_SERIES = 10_000;
 /** Values of one timer, or members of one set, kept per interval; more are dropped (and counted). */

@@ -11,7 +11,7 @@ import { StatsdAggregator } from './aggregator.ts';
 // The StatsD metrics listener: UDP datagrams of newline-separated lines are aggregated, and every
 // flush interval with data becomes one metrics event (no check) for `statsd-event-handlers`.
 
-export interface StatsdOptions {
+interface StatsdOptions {
   host: string;
   port: number;
   flushIntervalSec: number;
@@ -26,9 +26,9 @@ export interface StatsdOptions {
  * datagrams once the kernel's per-datagram overhead is counted) overflows in that time. The kernel
  * caps the request at net.core.rmem_max.
  */
-export const STATSD_RECV_BUFFER_BYTES = 8 * 1024 * 1024;
+const STATSD_RECV_BUFFER_BYTES = 8 * 1024 * 1024;
 
-export interface StatsdListener extends Listener {
+interface StatsdListener extends Listener {
   /** Lines refused since start (bad syntax), for logs and tests. */
   readonly badLines: number;
 }

@@ -1,7 +1,7 @@
 /** bench agent: its configuration (environment knobs), goals and constants. */
 
-export const PHASES = ['idle', 'post', 'drain', 'statsd'] as const;
-export type Phase = (typeof PHASES)[number];
+const PHASES = ['idle', 'post', 'drain', 'statsd'] as const;
+type Phase = (typeof PHASES)[number];
 
 export interface AgentBenchConfig {
   /** Phases to run (BENCH_AGENT_PHASES=idle,post,drain,statsd; default all). */

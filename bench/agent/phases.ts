@@ -19,7 +19,7 @@ export async function idleWindow(agent: AgentProc, settleSeconds: number, second
   return meter.stop();
 }
 
-export interface PostFigures {
+interface PostFigures {
   drive: DriveResult;
   statuses: Map<string, number>;
   /** Events stored by the backend during the measured window, per second. */
@@ -72,7 +72,7 @@ export async function fill(agent: AgentProc, prefix: string, n: number, connecti
   return { accepted: poster.accepted, seconds, rate: poster.accepted / seconds, statuses: poster.statuses };
 }
 
-export interface DrainFigures {
+interface DrainFigures {
   events: number;
   /** From the backend's start (its process spawned) to the first stored event seen, and to the last. */
   firstAfterSeconds: number;

@@ -15,7 +15,7 @@ import type { StandIn } from './standin.ts';
 const SENDER = fileURLToPath(new URL('./statsd-sender.ts', import.meta.url));
 export const STATSD_PREFIX = 'bench.c';
 
-export interface StatsdStep {
+interface StatsdStep {
   offered: number;
   /** Datagrams handed to the kernel without error, and per second. */
   sent: number;

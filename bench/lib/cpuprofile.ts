@@ -9,7 +9,7 @@ interface CallFrame { functionName: string; url: string; lineNumber: number; col
 interface ProfileNode { id: number; callFrame: CallFrame; hitCount?: number; children?: number[] }
 interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] }
 
-export interface ProfileSummary {
+interface ProfileSummary {
   totalMs: number;
   functions: Array<{ name: string; where: string; selfMs: number; pct: number }>;
   modules: Array<{ module: string; selfMs: number; pct: number }>;

@@ -17,7 +17,7 @@ export interface DriveResult {
   window: WindowFigures;
 }
 
-export interface DriveOptions {
+interface DriveOptions {
   concurrency: number;
   warmupMs: number;
   measureMs: number;

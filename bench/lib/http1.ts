@@ -131,7 +131,7 @@ function dechunk(buf: Buffer, start: number): [Buffer, number] | undefined {
 }
 
 /** The same over `node:http` with a keep-alive Agent of one socket per connection object. */
-export class NodeHttpConn implements HttpConn {
+class NodeHttpConn implements HttpConn {
   private readonly agent: http.Agent;
   closed = false;
   constructor(readonly host: string, readonly port: number) {

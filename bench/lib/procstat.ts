@@ -11,7 +11,7 @@ let clkTck = 100;
 try { clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { /* Linux default */ }
 
 /** utime + stime of `pid` in seconds, or undefined when the process is gone. */
-export function cpuSeconds(pid: number): number | undefined {
+function cpuSeconds(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after "(comm)": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
@@ -25,14 +25,6 @@ export function rssMb(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : undefined;
-  } catch { return undefined; }
-}
-
-/** Threads of `pid` (Threads: in /proc/<pid>/status). */
-export function threads(pid: number): number | undefined {
-  try {
-    const m = /^Threads:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : undefined;
   } catch { return undefined; }
 }
 
@@ -61,7 +53,7 @@ function systemTicks(): SystemTicks | undefined {
   } catch { return undefined; }
 }
 
-export interface ProcFigures {
+interface ProcFigures {
   /** Average CPU over the window, % of one core (can exceed 100 for multi-threaded processes). */
   cpuPct: number;
   rssAvgMb: number;

@@ -154,7 +154,7 @@ export async function postWindow(ctx: Ctx, w: Workload, o: { label: string; auth
  * Open loop: `fire` is called `rate` times a second on schedule, whether earlier calls are answered
  * or not; `measuring` tells whether the call falls in the measured window.
  */
-export async function openLoop(rate: number, warmupMs: number, measureMs: number, fire: (scheduledAt: number, measuring: boolean) => Promise<void>, onWindow: { start(): Promise<void>; end(): Promise<void> }): Promise<{ seconds: number; sent: number; lateMax: number }> {
+async function openLoop(rate: number, warmupMs: number, measureMs: number, fire: (scheduledAt: number, measuring: boolean) => Promise<void>, onWindow: { start(): Promise<void>; end(): Promise<void> }): Promise<{ seconds: number; sent: number; lateMax: number }> {
   const inflight = new Set<Promise<void>>();
   const period = 1000 / rate;
   const t0 = performance.now();

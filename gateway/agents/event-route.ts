@@ -6,7 +6,7 @@ import { entityActorId, type EventMsg, type Origin } from '../../actors/entity/m
 // Where an agent's event goes: its own entity, a proxy entity it names, or nowhere yet (metrics
 // without a check wait for the pipeline of a later issue).
 
-export type EventRoute =
+type EventRoute =
   | { kind: 'store'; actorId: string; msg: EventMsg; proxy?: string }
   | { kind: 'metrics-only'; summary: { points: number; handlers: string[] } }
   | { kind: 'invalid'; message: string };

@@ -15,7 +15,7 @@ import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
 import { certificateUser, type AgentServerTls } from './tls.ts';
 import { trustFailure } from '../../lib/tls.ts';
 
-export interface AgentGatewayOptions extends SessionDeps {
+interface AgentGatewayOptions extends SessionDeps {
   host: string;
   port: number;
   node: string;

@@ -19,7 +19,7 @@ import { CheckSubscriptions, checkRequestFrame, subscriptionsOfEntityConfig } fr
 import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
-export const CLOSE_INVALID_PAYLOAD = 1007;
+const CLOSE_INVALID_PAYLOAD = 1007;
 
 const DEFAULTS = {
   /** Frames in flight before we stop reading from the agent: back-pressure instead of unbounded memory. */

@@ -13,7 +13,7 @@ import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 
 type Sub = { unsubscribe(): void };
 
-export interface CheckSubscriptionsDeps {
+interface CheckSubscriptionsDeps {
   nats: Pick<NatsAdapter, 'subscribe'>;
   namespace: string;
   agentName: string;

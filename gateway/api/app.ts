@@ -20,9 +20,9 @@ import { systemRoutes, type SystemDeps } from './routes/system.ts';
 import { userRoutes } from './routes/users.ts';
 
 /** Largest request body the API reads (the reference's `--api-request-limit`). */
-export const REQUEST_LIMIT_BYTES = 512_000;
+const REQUEST_LIMIT_BYTES = 512_000;
 
-export type ApiDeps = ApiServices & SystemDeps;
+type ApiDeps = ApiServices & SystemDeps;
 
 /**
  * The REST API of a node: public system and auth routes, then `/api/core/v2` and the

@@ -2,18 +2,18 @@ import { Gauge, type Registry } from 'prom-client';
 import type { EntityReadModel, EventChange } from '../../actors/entity/read-model.ts';
 
 /** What a feed follows: the read model's change hook. */
-export type ChangeSource = Pick<EntityReadModel, 'onEventChange'>;
+type ChangeSource = Pick<EntityReadModel, 'onEventChange'>;
 import { errorBody } from '../../proto/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { redactJsonText } from '../../lib/redact.ts';
 
 /** Bytes a stream may have waiting for a slow client before it is closed. */
-export const STREAM_QUEUE_CAP = 8 * 1024 * 1024;
+const STREAM_QUEUE_CAP = 8 * 1024 * 1024;
 /** A comment this often keeps proxies from closing an idle stream. */
-export const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_MS = 15_000;
 
 /** Which changes a stream's client sees; `parsed` gives the event for selectors (puts only). */
-export interface StreamFilter {
+interface StreamFilter {
   accept(change: EventChange, parsed: () => unknown): boolean;
 }
 

@@ -48,7 +48,7 @@ export function authorize(c: Context<ApiEnv>, svc: ApiServices, access: Access):
 }
 
 /** A strong ETag of a JSON body. */
-export const etagOf = (json: string) => `"${createHash('sha1').update(json).digest('base64url')}"`;
+const etagOf = (json: string) => `"${createHash('sha1').update(json).digest('base64url')}"`;
 
 /** Answers one resource with its ETag (304 when the client has it). */
 export function sendOne(c: Context, value: unknown): Response {

@@ -20,9 +20,9 @@ export interface Listing<T> {
 }
 
 /** Items read from the continue position on (exclusive), ordered by key; lazy sources read only what a page needs. */
-export type ItemsAfter<T> = (after: string | undefined) => Iterable<T>;
+type ItemsAfter<T> = (after: string | undefined) => Iterable<T>;
 
-export function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
+function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
   for (const i of items) if (keep(i)) yield i;
 }
 

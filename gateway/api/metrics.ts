@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PipelineStats } from '../../actors/pipeline/worker.ts';
 
 /** Numbers read at scrape time from the parts of the node that keep them. */
-export interface NodeGauges {
+interface NodeGauges {
   agentsConnected(): number;
   mailboxDepth(): number;
   actorsActive(): number;

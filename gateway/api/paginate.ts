@@ -4,7 +4,7 @@ import { ApiError } from './errors.ts';
 /** Response header carrying the token of the next page; absent on the last page. */
 export const CONTINUE_HEADER = 'Monitor-Continue';
 
-export interface Paging { limit: number; after?: string }
+interface Paging { limit: number; after?: string }
 
 /** Reads `limit` and `continue`: 400 for a bad limit or a token that is not ours. */
 export function pagingOf(c: Context): Paging {

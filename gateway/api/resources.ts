@@ -10,7 +10,7 @@ import { ApiError } from './errors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
-export interface StoreContext { subject: Subject; now: number; silencedExpiry?: SilencedExpiry }
+interface StoreContext { subject: Subject; now: number; silencedExpiry?: SilencedExpiry }
 
 /** How one configuration resource kept in etcd is named, validated, stored and shown. */
 export interface ConfigResource {

@@ -8,7 +8,7 @@ import { ApiError } from './errors.ts';
 type Op = '==' | '!=' | 'in' | 'notin' | 'matches';
 interface Clause { left: string; op: Op; values: string[]; rightIsField: boolean }
 
-export type Predicate = (obj: unknown) => boolean;
+type Predicate = (obj: unknown) => boolean;
 
 const unquote = (s: string) => s.trim().replace(/^(['"])(.*)\1$/, '$2');
 

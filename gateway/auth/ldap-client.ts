@@ -5,7 +5,7 @@ import { Client } from 'ldapts';
 import type { DirectoryServer } from '../../proto/schemas/resources/authproviders.ts';
 
 /** TCP connect and each LDAP operation (and a STARTTLS handshake) give up after this long. */
-export const LDAP_TIMEOUT_MS = 5000;
+const LDAP_TIMEOUT_MS = 5000;
 
 /** `security` when absent: TLS (ldaps), as in the reference. */
 const securityOf = (s: DirectoryServer) => s.security ?? 'tls';

@@ -9,10 +9,10 @@ import { USERS_GROUP } from './seed.ts';
 import { StoredUser } from './users.ts';
 
 /** Who logged in; a directory user also keeps its provider and the name it typed (for refreshes). */
-export interface LoggedIn extends Subject { provider?: string; login?: string }
+interface LoggedIn extends Subject { provider?: string; login?: string }
 
 /** Checks a user's credentials against one directory provider; undefined when they do not match. */
-export interface Directory {
+interface Directory {
   login(provider: AuthProvider, username: string, password: string): Promise<Subject | undefined>;
   /** The user as the directory has it now, without a password check. */
   lookup(provider: AuthProvider, username: string): Promise<Subject | undefined>;

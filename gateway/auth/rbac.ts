@@ -2,7 +2,7 @@ import type { ConfigStore } from '../../actors/config/store.ts';
 import { configKeys } from '../../proto/names.ts';
 import type { Role, RoleBinding, Rule } from '../../proto/schemas/resources/rbac.ts';
 
-export type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
+type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 
 /** Who is asking: a user name and its groups (from the user record, the token, or the directory). */
 export interface Subject { username: string; groups: string[] }

@@ -11,13 +11,13 @@ import { AGENTS_GROUP, DEFAULT_AGENT_PASSWORD, DEFAULT_AGENT_USER, type StoredUs
 // once; `monitor-backend init` adds the administrator and marks the cluster initialized.
 
 /** Resources every namespace-level role is about (the reference's common core resources, plus pipelines). */
-export const COMMON_RESOURCES = ['assets', 'checks', 'entities', 'events', 'filters', 'handlers', 'hooks', 'mutators', 'silenced', 'pipelines'];
-export const ADMINS_GROUP = 'cluster-admins';
+const COMMON_RESOURCES = ['assets', 'checks', 'entities', 'events', 'filters', 'handlers', 'hooks', 'mutators', 'silenced', 'pipelines'];
+const ADMINS_GROUP = 'cluster-admins';
 export const USERS_GROUP = 'system:users';
 
 const meta = (name: string, namespace?: string) => ({ name, ...(namespace ? { namespace } : {}), created_by: 'system' });
 
-export const CLUSTER_ROLES: Role[] = [
+const CLUSTER_ROLES: Role[] = [
   { metadata: meta('cluster-admin'), rules: [{ verbs: ['*'], resources: ['*'] }] },
   { metadata: meta('admin'), rules: [
     { verbs: ['*'], resources: [...COMMON_RESOURCES, 'roles', 'rolebindings'] },
@@ -35,7 +35,7 @@ export const CLUSTER_ROLES: Role[] = [
 const crb = (name: string, role: string, group: string): RoleBinding =>
   ({ metadata: meta(name), role_ref: { type: 'ClusterRole', name: role }, subjects: [{ type: 'Group', name: group }] });
 
-export const CLUSTER_ROLE_BINDINGS: RoleBinding[] = [
+const CLUSTER_ROLE_BINDINGS: RoleBinding[] = [
   crb('cluster-admin', 'cluster-admin', ADMINS_GROUP),
   crb('system:agent', 'system:agent', AGENTS_GROUP),
   crb('system:user', 'system:user', USERS_GROUP),
@@ -72,7 +72,7 @@ export class AlreadyInitializedError extends Error {
   constructor() { super('the cluster is already initialized'); this.name = 'AlreadyInitializedError'; }
 }
 
-export interface InitOptions { username: string; password: string; apiKey?: string }
+interface InitOptions { username: string; password: string; apiKey?: string }
 
 /**
  * `monitor-backend init`: the system seeds when missing, the administrator (group cluster-admins)

@@ -16,7 +16,7 @@ export interface AccessClaims {
   exp: number;
 }
 
-export interface TokenPair { access_token: string; expires_at: number; refresh_token: string }
+interface TokenPair { access_token: string; expires_at: number; refresh_token: string }
 
 /** A token refresh refused: `kind` is the API error it answers with. */
 export class RefreshRefusedError extends Error {
@@ -26,7 +26,7 @@ export class RefreshRefusedError extends Error {
 interface Session { sub: string; groups: string[]; provider?: string; login?: string; refresh: string }
 
 /** Who a session belongs to, as the login knew it; `current` re-checks it at each refresh. */
-export interface SessionSubject extends Subject { provider?: string; login?: string }
+interface SessionSubject extends Subject { provider?: string; login?: string }
 
 const digest = (s: string) => createHash('sha256').update(s).digest('base64url');
 const ALG = 'HS256';

@@ -21,7 +21,7 @@ import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
 import { apiService, readModelService, tokensService } from './services/api.ts';
 
-export interface BackendNode {
+interface BackendNode {
   stop(): Promise<void>;
   /** Resolves with an error message when an embedded service died for good. */
   fatal: Promise<string>;

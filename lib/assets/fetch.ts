@@ -8,12 +8,12 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { AssetError } from './errors.ts';
 
-export const MAX_DOWNLOAD_BYTES = 1024 ** 3; // 1 GiB
+const MAX_DOWNLOAD_BYTES = 1024 ** 3; // 1 GiB
 const IDLE_TIMEOUT_MS = 30_000;
 const TOTAL_TIMEOUT_MS = 10 * 60_000;
 const MAX_REDIRECTS = 5;
 
-export interface FetchOptions {
+interface FetchOptions {
   headers: Record<string, string>;
   /** PEM of extra trusted CAs, added to the system roots */
   ca?: string;
@@ -21,7 +21,7 @@ export interface FetchOptions {
   maxBytes?: number;
 }
 
-export interface Downloaded { sha512: string; bytes: number }
+interface Downloaded { sha512: string; bytes: number }
 
 export async function download(what: string, url: string, dest: string, opts: FetchOptions): Promise<Downloaded> {
   let current = new URL(url);

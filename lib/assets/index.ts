@@ -28,7 +28,7 @@ export interface AssetEnv {
   includePath: string[];
 }
 
-export interface AssetManagerOptions {
+interface AssetManagerOptions {
   cacheDir: string;
   rateLimit: number;
   burstLimit: number;

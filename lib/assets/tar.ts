@@ -8,13 +8,13 @@ import * as path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { AssetError } from './errors.ts';
 
-export const MAX_UNPACKED_BYTES = 4 * 1024 ** 3; // 4 GiB, against decompression bombs
+const MAX_UNPACKED_BYTES = 4 * 1024 ** 3; // 4 GiB, against decompression bombs
 const MAX_ENTRIES = 100_000;
 const MAX_META_BYTES = 1024 * 1024; // GNU long names and pax headers
 const MAX_LINK_HOPS = 40;
 const BLOCK = 512;
 
-export type ArchiveKind = 'gzip' | 'tar';
+type ArchiveKind = 'gzip' | 'tar';
 
 /** The kind of archive by its first bytes, or undefined when it is neither gzip nor tar. */
 export async function sniff(file: string): Promise<ArchiveKind | undefined> {

@@ -3,7 +3,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-export type EmbeddedBinary = 'etcd' | 'nats-server';
+type EmbeddedBinary = 'etcd' | 'nats-server';
 
 const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/bin', '/sbin'];
 

@@ -7,7 +7,7 @@ import { checkPortsFree, hostPortOfUrl } from './ports.ts';
 import { connectableHost, serviceOf, type EmbeddedService } from './service.ts';
 import { Supervisor } from './supervisor.ts';
 
-export interface EmbeddedEtcdOptions {
+interface EmbeddedEtcdOptions {
   stateDir: string;
   node: string;
   listenClientUrls: string[];
@@ -24,14 +24,14 @@ const DEFAULTS = {
 } as const;
 
 /** `http://0.0.0.0:2379` -> `http://127.0.0.1:2379`; other URLs unchanged. Never adds a path (etcd rejects one). */
-export function advertisedUrl(url: string): string {
+function advertisedUrl(url: string): string {
   const u = new URL(url);
   const host = connectableHost(u.hostname);
   if (host === u.hostname) return url.replace(/\/+$/, '');
   return `${u.protocol}//${host.includes(':') ? `[${host}]` : host}${u.port === '' ? '' : `:${u.port}`}`;
 }
 
-export function etcdArgs(o: Omit<EmbeddedEtcdOptions, 'log'>, dataDir: string): string[] {
+function etcdArgs(o: Omit<EmbeddedEtcdOptions, 'log'>, dataDir: string): string[] {
   const clientAdv = o.listenClientUrls.map(advertisedUrl);
   const peerAdv = o.listenPeerUrls.map(advertisedUrl);
   return [

@@ -9,7 +9,7 @@ import { checkPortsFree, parseHostPort } from './ports.ts';
 import { connectableHost, serviceOf, type EmbeddedService } from './service.ts';
 import { Supervisor } from './supervisor.ts';
 
-export interface EmbeddedNatsOptions {
+interface EmbeddedNatsOptions {
   stateDir: string;
   node: string;
   /** host:port to listen on, e.g. 127.0.0.1:4222 or [::]:4222 */
@@ -31,7 +31,7 @@ const q = (s: string) => JSON.stringify(s);
 
 // A config file rather than flags: `max_payload` and the JetStream store dir have no flag of their
 // own in every version. No `http` monitor port, since it would need a second free port.
-export function natsConfig(o: { node: string; listen: string; storeDir: string }): string {
+function natsConfig(o: { node: string; listen: string; storeDir: string }): string {
   return [
     `server_name: ${q(o.node)}`,
     `listen: ${q(o.listen)}`,

@@ -17,7 +17,7 @@ export class PortInUseError extends Error {
 }
 
 /** `[::1]` -> `::1`; URLs and host:port strings keep IPv6 hosts in brackets, net.listen wants them bare. */
-export function stripBrackets(host: string): string {
+function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 

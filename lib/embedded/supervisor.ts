@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { cmdlineOf, isAlive, readPidFile, signal, waitGone } from './proc.ts';
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   name: string;
   command: string;
   args: string[];

@@ -7,7 +7,7 @@ import { DEFAULT_REDACT } from './entity.ts';
 
 export const AGENT_ENV_PREFIX = 'MONITOR_';
 export const AGENT_CONFIG_FILE = '/etc/monitor/agent.yml';
-export const DEFAULT_BACKEND_PORT = '8081';
+const DEFAULT_BACKEND_PORT = '8081';
 
 export const agentFlags: FlagSpec[] = [
   { name: 'config-file', short: 'c', type: 'string', description: 'path to the YAML config file', default: AGENT_CONFIG_FILE },

@@ -6,7 +6,7 @@ import { Check, Event } from './event.ts';
 // Parsed once here; the listeners only turn the result into a core/v2 event and submit it.
 
 /** A check event posted to the agent HTTP API: a check with a name is required (docs/compatibility.md#agent-http-api). */
-export const ApiCheck = v.looseObject({
+const ApiCheck = v.looseObject({
   ...Check.entries,
   metadata: v.object({ ...ObjectMeta.entries, name: Name }),
   // Names the proxy entity the event is about; it must be a valid entity name.

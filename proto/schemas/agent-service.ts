@@ -5,7 +5,7 @@ import { AGENT_ENV_PREFIX } from './agent-config.ts';
 // Flags of `monitor-agent service install|uninstall`. They describe the service, not the agent, so
 // the agent's config file is only named here, never read.
 
-export const SYSTEMD_UNIT_DIR = '/etc/systemd/system';
+const SYSTEMD_UNIT_DIR = '/etc/systemd/system';
 
 export const serviceFlags: FlagSpec[] = [
   { name: 'config-file', short: 'c', type: 'string', description: 'config file the service starts the agent with (default: the agent default, /etc/monitor/agent.yml)', default: '' },

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 
 /** Names of namespaces, entities, checks, users: letters, digits, '_', '.', '-', ':' (no spaces). */
-export const NAME_PATTERN = /^[\w.\-:]+$/;
+const NAME_PATTERN = /^[\w.\-:]+$/;
 
 export const Name = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(253, 'is too long'),
   v.regex(NAME_PATTERN, 'may only contain letters, digits, "_", ".", "-" and ":"'));

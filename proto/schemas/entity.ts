@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ObjectMeta, UInt } from './common.ts';
 
-export const ENTITY_CLASSES = ['agent', 'proxy', 'backend'] as const;
+const ENTITY_CLASSES = ['agent', 'proxy', 'backend'] as const;
 
 /** The fields an entity's secrets are hidden in when it names none itself; logs hide them too. */
 export const DEFAULT_REDACT = ['password', 'passwd', 'pass', 'api_key', 'api_token', 'access_key',

@@ -4,8 +4,8 @@ import * as v from 'valibot';
 //   <name>:<value>|<type>[|@<sample rate>][|#<tag>[:<value>],...]
 // Types: c (counter), g (gauge; a leading + or - changes it), ms and h (timer/histogram), s (set).
 
-export const STATSD_TYPES = ['c', 'g', 'ms', 'h', 's'] as const;
-export type StatsdType = (typeof STATSD_TYPES)[number];
+const STATSD_TYPES = ['c', 'g', 'ms', 'h', 's'] as const;
+type StatsdType = (typeof STATSD_TYPES)[number];
 
 export interface StatsdTag { name: string; value: string }
 

@@ -9,7 +9,7 @@ import { tempDir } from './tmp.ts';
 
 export const AGENT_BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
 
-export interface AgentOptions {
+interface AgentOptions {
   name: string;
   /** One or more backend agent URLs (Backend.agentUrl); --backend-url is repeated for each. */
   backendUrls: string | string[];
@@ -35,7 +35,7 @@ export interface AgentOptions {
 }
 
 /** The agent's local listeners: HTTP API (TCP), check-result socket (TCP and UDP), StatsD (UDP). */
-export interface AgentPorts { api: number; socket: number; statsd: number }
+interface AgentPorts { api: number; socket: number; statsd: number }
 
 export interface AgentProc {
   name: string;

@@ -18,7 +18,7 @@ let counter = 0;
 export const fresh = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
 
 /** The error codes (proto/errors.ts kinds) each HTTP status may carry. */
-export const ERROR_CODES: Record<number, number[]> = { 400: [1], 401: [5], 403: [4], 404: [2], 409: [3, 11], 412: [8], 413: [9] };
+const ERROR_CODES: Record<number, number[]> = { 400: [1], 401: [5], 403: [4], 404: [2], 409: [3, 11], 412: [8], 413: [9] };
 
 export function isError(r: JsonResponse, status: number, what: string): void {
   assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);

@@ -17,7 +17,7 @@ import { tempDir } from './tmp.ts';
 
 export const BACKEND_BIN = fileURLToPath(new URL('../../bin/monitor-backend', import.meta.url));
 
-export interface BackendOptions {
+interface BackendOptions {
   name: string;
   /** External etcd, e.g. startEtcd().url. Give it together with natsUrl. */
   etcdUrl?: string;
@@ -171,7 +171,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
 }
 
 /** `monitor-backend init` against a cluster's etcd, as the harness administrator (idempotent). */
-export async function initCluster(etcdUrl: string): Promise<void> {
+async function initCluster(etcdUrl: string): Promise<void> {
   const proc = Proc.start('init', BACKEND_BIN, ['init', '--etcd-client-urls', etcdUrl, '--cluster-admin-username', ADMIN.username,
     '--cluster-admin-password', ADMIN.password, '--cluster-admin-api-key', ADMIN.apiKey, '--ignore-already-initialized']);
   const exit = await proc.exited;

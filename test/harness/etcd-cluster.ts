@@ -12,14 +12,14 @@ import { Proc, sleep } from './proc.ts';
 import { etcdBinary } from './etcd.ts';
 import { tempDir } from './tmp.ts';
 
-export interface EtcdClusterOptions {
+interface EtcdClusterOptions {
   /** Number of members; default 3. */
   size?: number;
   /** How long start()/restart() wait for health; default 30000. */
   readyTimeoutMs?: number;
 }
 
-export interface EtcdClusterMember {
+interface EtcdClusterMember {
   /** Member name, e.g. "e1". */
   name: string;
   /** http://127.0.0.1:<clientPort> */

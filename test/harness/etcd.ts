@@ -5,7 +5,7 @@ import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
 
-export interface EtcdOptions {
+interface EtcdOptions {
   /** Member name (default "etcd-test"). */
   name?: string;
   /** Reuse a data dir (restart); default a fresh tempDir. */

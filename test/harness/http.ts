@@ -10,7 +10,7 @@ export interface JsonResponse<B = any> {
 }
 
 /** Default per-request timeout of getJson when init.signal is not given. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 10_000;
+const DEFAULT_HTTP_TIMEOUT_MS = 10_000;
 
 /**
  * fetch(url, init) and read the whole body; `body` is the parsed JSON when it
@@ -48,7 +48,7 @@ export async function getJson<B = any>(
   return { status: res.status, headers: res.headers, body: parsed as B };
 }
 
-export interface WaitForOptions {
+interface WaitForOptions {
   timeoutMs: number;
   /** Pause between attempts (default 200 ms). */
   intervalMs?: number;

@@ -15,7 +15,7 @@ import { Proc, sleep } from './proc.ts';
 import { natsBinary } from './nats.ts';
 import { tempDir } from './tmp.ts';
 
-export interface NatsClusterOptions {
+interface NatsClusterOptions {
   /** Number of nodes; default 3. */
   size?: number;
   /** Cluster name; default "monitor-test". */
@@ -24,7 +24,7 @@ export interface NatsClusterOptions {
   readyTimeoutMs?: number;
 }
 
-export interface NatsClusterNode {
+interface NatsClusterNode {
   /** server_name, e.g. "n1". */
   name: string;
   /** nats://127.0.0.1:<port> */

@@ -6,7 +6,7 @@ import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
 
-export interface NatsOptions {
+interface NatsOptions {
   /** Reuse a port / store dir (restart); default fresh ones. */
   port?: number;
   storeDir?: string;

@@ -27,7 +27,7 @@ export interface ProcExit {
   signal: string | null;
 }
 
-export interface ProcStartOptions {
+interface ProcStartOptions {
   /** Extra environment, merged over process.env (a value of undefined removes the variable). */
   env?: Record<string, string | undefined>;
   cwd?: string;
@@ -35,12 +35,12 @@ export interface ProcStartOptions {
   maxLines?: number;
 }
 
-export interface WaitForLineOptions {
+interface WaitForLineOptions {
   /** Only consider lines with an absolute index >= this (see `lineCount`); default 0 = all lines so far. */
   fromLine?: number;
 }
 
-export type ProcStream = 'stdout' | 'stderr';
+type ProcStream = 'stdout' | 'stderr';
 
 const VERBOSE = process.env.MONITOR_TEST_VERBOSE === '1';
 const live = new Set<Proc>();
@@ -375,11 +375,6 @@ export function commOf(pid: number): string {
   } catch {
     return '?';
   }
-}
-
-/** Every Proc started by this test process that is still running. */
-export function runningProcs(): Proc[] {
-  return [...live];
 }
 
 /**

@@ -10,7 +10,7 @@ import { ShardManager } from '../../actors/runtime/shards.ts';
 import { ActorHost } from '../../actors/runtime/host.ts';
 import type { ActorBehavior } from '../../actors/runtime/types.ts';
 
-export interface RuntimeNodeOptions {
+interface RuntimeNodeOptions {
   name: string;
   etcdUrl: string;
   natsUrl: string;

@@ -39,7 +39,7 @@ export interface Slapd {
   stop(): Promise<void>;
 }
 
-export const SLAPD_USERS = { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret' } as const;
+const SLAPD_USERS = { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret' } as const;
 
 const BASE_DN = 'dc=monitor,dc=test';
 const ADMIN_DN = `cn=admin,${BASE_DN}`;
@@ -50,7 +50,7 @@ const SCHEMA_DIR = '/etc/ldap/schema';
 const MODULE_DIRS = ['/usr/lib/ldap', '/usr/lib/openldap', '/usr/lib64/openldap', '/usr/libexec/openldap'];
 
 /** `{SSHA}` of a password: base64(sha1(password + salt) + salt). */
-export function sshaHash(password: string): string {
+function sshaHash(password: string): string {
   const salt = randomBytes(8);
   const digest = createHash('sha1').update(password, 'utf8').update(salt).digest();
   return `{SSHA}${Buffer.concat([digest, salt]).toString('base64')}`;

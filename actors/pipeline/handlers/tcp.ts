@@ -3,7 +3,7 @@ import type { ExecContext, HandlerSpec } from '../types.ts';
 import type { KindResult } from './result.ts';
 
 /** Seconds for dial plus write when the handler sets none (docs/compatibility.md#handlers). */
-export const DEFAULT_SOCKET_TIMEOUT = 60;
+const DEFAULT_SOCKET_TIMEOUT = 60;
 /** After our side is flushed, how long the peer gets to close before we drop the socket. */
 const LINGER_MS = 1000;
 

@@ -5,7 +5,7 @@ import type { KindResult } from './result.ts';
 import { socketTimeout } from './tcp.ts';
 
 /** The largest UDP payload over IPv4 (65535 - 8 byte UDP header - 20 byte IP header). */
-export const MAX_DATAGRAM = 65507;
+const MAX_DATAGRAM = 65507;
 
 /** A `udp` handler: the payload in one datagram; lookup plus send bounded by the timeout (60 s by default). */
 export async function udpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecContext): Promise<KindResult> {

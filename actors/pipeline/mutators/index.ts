@@ -45,7 +45,7 @@ function program(spec: MutatorSpec): Program {
   return p;
 }
 
-export function javascriptMutate(spec: MutatorSpec, event: Event): Buffer {
+function javascriptMutate(spec: MutatorSpec, event: Event): Buffer {
   const name = spec.metadata.name ?? '(unnamed)';
   if (!spec.eval) throw new Error(`mutator ${name}: a javascript mutator needs eval`);
   const p = program(spec);

@@ -2,7 +2,7 @@ import type { ExecContext, MutatorSpec } from '../types.ts';
 import { execCommand, stderrExcerpt } from '../exec.ts';
 
 /** A mutator's output is the handlers' payload, so it is held in memory whole; more is an error, not a cut payload. */
-export const MAX_MUTATOR_OUTPUT = 16 * 1024 * 1024;
+const MAX_MUTATOR_OUTPUT = 16 * 1024 * 1024;
 
 /**
  * A `pipe` mutator: the event JSON on the command's stdin, its stdout is the payload. A non-zero

@@ -105,7 +105,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
 }
 
 /** `checks` → `check`, for messages and selector paths. */
-export function singular(plural: string): string {
+function singular(plural: string): string {
   if (plural === 'silenced') return 'silenced';
   if (plural.endsWith('ies')) return plural.slice(0, -3) + 'y';
   return plural.replace(/s$/, '');

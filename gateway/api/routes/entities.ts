@@ -18,7 +18,7 @@ import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
 /** Redacted text per read-model item: items are replaced on change, so one scan serves every list. */
 const shown = { entity: new WeakMap<ReadItem, string>(), event: new WeakMap<ReadItem, string>() };
-export function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
+function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
   let json = shown[kind].get(item);
   if (json === undefined) { json = redactJsonText(item.json, kind, () => item.value()); shown[kind].set(item, json); }
   return json;

@@ -13,7 +13,7 @@ export interface HealthReport {
   pipeline?: { running: number; jobs: number };
 }
 
-export interface VersionReport {
+interface VersionReport {
   monitor_backend: string;
   etcd: { etcdserver?: string; etcdcluster?: string };
   api_groups: Record<string, string>;

@@ -14,7 +14,7 @@ import { page, pagingOf } from '../paginate.ts';
 type Stored = v.InferOutput<typeof StoredUser>;
 
 /** What the API shows of a user: never the password or its hash. */
-export const userView = (u: Stored) => ({ username: u.username, groups: u.groups, disabled: u.disabled });
+const userView = (u: Stored) => ({ username: u.username, groups: u.groups, disabled: u.disabled });
 
 /**
  * Users (cluster-wide). DELETE disables rather than removes; the password and groups have routes of

@@ -4,9 +4,6 @@ import { Name } from '../common.ts';
 // Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT example spells the kind
 // `Type`; responses spell it `type`. Both spellings are accepted and stored as `type`.
 
-export const PROVIDER_TYPES = ['ldap', 'ad', 'oidc'] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
-
 const Search = v.object({
   base_dn: v.pipe(v.string(), v.minLength(1, 'base_dn must not be empty')),
   attribute: v.optional(v.string()),
@@ -43,7 +40,7 @@ export const DirectoryProvider = v.object({
 });
 export type DirectoryProvider = v.InferOutput<typeof DirectoryProvider>;
 
-export const OidcProvider = v.object({
+const OidcProvider = v.object({
   type: v.literal('oidc'),
   api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
   metadata: v.object({ name: Name, labels: v.optional(v.record(v.string(), v.string())), annotations: v.optional(v.record(v.string(), v.string())), created_by: v.optional(v.string()) }),

@@ -15,7 +15,7 @@ const Subdue = v.object({
   repeat: v.optional(v.nullable(Strings)),
 });
 
-export const ProxyRequests = v.object({
+const ProxyRequests = v.object({
   entity_attributes: OptStrings,
   splay: v.optional(v.boolean()),
   splay_coverage: v.optional(v.pipe(UInt, v.maxValue(100, 'splay_coverage is a percentage'))),

@@ -3,7 +3,7 @@ import { Name } from '../common.ts';
 import { parseTimeOfDay, WEEKDAYS } from '../../time-of-day.ts';
 import { Meta, OptStrings, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
 
-export const HANDLER_TYPES = ['pipe', 'tcp', 'udp', 'set'] as const;
+const HANDLER_TYPES = ['pipe', 'tcp', 'udp', 'set'] as const;
 
 /** core/v2 Handler. */
 export const Handler = v.pipe(
@@ -41,7 +41,7 @@ export const EventFilter = v.object({
   runtime_assets: OptStrings,
 });
 
-export const MUTATOR_TYPES = ['pipe', 'javascript'] as const;
+const MUTATOR_TYPES = ['pipe', 'javascript'] as const;
 
 /** core/v2 Mutator. */
 export const Mutator = v.pipe(
