@@ -7,12 +7,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries run test lint typecheck bench deploy clean
+.PHONY: help setup deps binaries test-binaries run test lint format typecheck bench deploy clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
-	@echo "make lint   - type-check and check the layer rules"
+	@echo "make lint   - types, layer rules, eslint, unused exports, format check"
+	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
 
@@ -55,9 +56,18 @@ run: setup
 typecheck: deps
 	@node_modules/.bin/tsc -p tsconfig.json
 
-# The layer rules (docs/architecture.md#layers): a wrong-way import or a cycle fails with the rule's name.
+# Types, then the layer rules (docs/architecture.md#layers: a wrong-way import or a cycle fails with the
+# rule's name), eslint, unused files/exports/dependencies (knip), and the format (prettier; `make format`
+# rewrites).
 lint: deps typecheck
 	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench
+	@node_modules/.bin/eslint --max-warnings 0 .
+	@node_modules/.bin/knip --no-progress
+	@node_modules/.bin/prettier --check --log-level warn .
+	@echo "lint: types, layers, eslint, unused exports and format clean"
+
+format: deps
+	@node_modules/.bin/prettier --write --log-level warn .
 
 test: setup test-binaries lint
 	@node --import tsx test/run.ts
