@@ -23,28 +23,32 @@ module.exports = {
     layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'bin']),
     {
       name: 'runtime-knows-no-domain',
-      comment: 'actors/runtime/ is the actor runtime: it may not import an actor or backend service (docs/architecture.md#layers)',
+      comment:
+        'actors/runtime/ is the actor runtime: it may not import an actor or backend service (docs/architecture.md#layers)',
       severity: 'error',
       from: { path: '^actors/runtime/' },
       to: { path: '^actors/', pathNot: '^actors/runtime/' },
     },
     {
       name: 'config-below-entity',
-      comment: 'actors/config/ (the configuration cache) serves every actor: it may import only actors/runtime/ among the actor folders',
+      comment:
+        'actors/config/ (the configuration cache) serves every actor: it may import only actors/runtime/ among the actor folders',
       severity: 'error',
       from: { path: '^actors/config/' },
       to: { path: '^actors/', pathNot: '^actors/(runtime|config)/' },
     },
     {
       name: 'entity-below-pipeline-and-schedule',
-      comment: 'actors/entity/ feeds the pipeline and the scheduler, which read its check state and read model: it may not import them back',
+      comment:
+        'actors/entity/ feeds the pipeline and the scheduler, which read its check state and read model: it may not import them back',
       severity: 'error',
       from: { path: '^actors/entity/' },
       to: { path: '^actors/', pathNot: '^actors/(runtime|config|entity)/' },
     },
     {
       name: 'pipeline-and-schedule-apart',
-      comment: 'actors/pipeline/ and actors/schedule/ share only what lies below them (entity, config, runtime, proto, lib)',
+      comment:
+        'actors/pipeline/ and actors/schedule/ share only what lies below them (entity, config, runtime, proto, lib)',
       severity: 'error',
       from: { path: '^actors/(pipeline|schedule)/' },
       to: { path: '^actors/(pipeline|schedule)/', pathNot: '^actors/$1/' },
@@ -69,6 +73,9 @@ module.exports = {
     exclude: { path: '^(node_modules|\\.state)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+    },
   },
 };

@@ -38,7 +38,12 @@ interface AgentOptions {
   allowList?: AllowListEntry[];
 }
 
-function connectionOptions(config: AgentConfig, logger: Logger, random?: () => number, tls: AgentTls = loadAgentTls(config)): ConnectionOptions {
+function connectionOptions(
+  config: AgentConfig,
+  logger: Logger,
+  random?: () => number,
+  tls: AgentTls = loadAgentTls(config),
+): ConnectionOptions {
   return {
     urls: config['backend-url'],
     namespace: config.namespace,
@@ -71,7 +76,10 @@ export class Agent implements EventSink {
   private systemCache: { at: number; info: SystemInfo } | undefined;
   readonly checks: CheckExecutor;
 
-  constructor(readonly config: AgentConfig, opts: AgentOptions = {}) {
+  constructor(
+    readonly config: AgentConfig,
+    opts: AgentOptions = {},
+  ) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
     this.system = opts.system ?? systemInfo;
     this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random, opts.tls));
@@ -79,20 +87,30 @@ export class Agent implements EventSink {
       this.log.info('connected to backend', { url, ...(backendId ? { backend_id: backendId } : {}) });
       this.startKeepalives();
       const queued = this.outbox?.stats;
-      if (queued?.queued) this.log.info('sending queued events', { queued: queued.queued, bytes: queued.bytes });
+      if (queued?.queued)
+        this.log.info('sending queued events', { queued: queued.queued, bytes: queued.bytes });
       this.outbox?.connected();
     });
     this.connection.on('disconnected', ({ url, code, reason, retryIn }) => {
       this.stopKeepalives();
       this.outbox?.disconnected();
-      this.log.info('disconnected', { url, code, reason, ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}) });
+      this.log.info('disconnected', {
+        url,
+        code,
+        reason,
+        ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}),
+      });
     });
     this.connection.on('ack', (a) => this.outbox?.ack(a));
     this.connection.on('entity_config', (value) => this.applyEntityConfig(value));
     const checkLog = this.log.child({ component: 'checks' });
     const assets = new AssetManager({
-      cacheDir: config['cache-dir'], rateLimit: config['assets-rate-limit'], burstLimit: config['assets-burst-limit'],
-      disabled: config['disable-assets'], log: this.log.child({ component: 'assets' }), ...(config['trusted-ca-file'] ? { trustedCaFile: config['trusted-ca-file'] } : {}),
+      cacheDir: config['cache-dir'],
+      rateLimit: config['assets-rate-limit'],
+      burstLimit: config['assets-burst-limit'],
+      disabled: config['disable-assets'],
+      log: this.log.child({ component: 'assets' }),
+      ...(config['trusted-ca-file'] ? { trustedCaFile: config['trusted-ca-file'] } : {}),
     });
     this.checks = new CheckExecutor({
       log: checkLog,
@@ -127,7 +145,8 @@ export class Agent implements EventSink {
    */
   private systemFacts(now: Date, fresh = false): SystemInfo {
     const at = now.getTime();
-    if (fresh || !this.systemCache || at - this.systemCache.at >= SYSTEM_MAX_AGE_MS) this.systemCache = { at, info: this.system() };
+    if (fresh || !this.systemCache || at - this.systemCache.at >= SYSTEM_MAX_AGE_MS)
+      this.systemCache = { at, info: this.system() };
     return this.systemCache.info;
   }
 
@@ -137,10 +156,16 @@ export class Agent implements EventSink {
    * EventRefusedError when the outbox is full (outbox-max-bytes) or the agent is not running.
    */
   async submit(event: Event): Promise<void> {
-    if (!this.outbox || this.stopping) throw new EventRefusedError(this.stopping ? 'the agent is stopping' : 'the agent is not started');
+    if (!this.outbox || this.stopping)
+      throw new EventRefusedError(this.stopping ? 'the agent is stopping' : 'the agent is not started');
     const now = new Date();
     const entity = this.entity(now, false);
-    const prepared = prepareEvent(event, { entity, now, namespace: this.config.namespace, agentName: this.config.name });
+    const prepared = prepareEvent(event, {
+      entity,
+      now,
+      namespace: this.config.namespace,
+      agentName: this.config.name,
+    });
     await this.outbox.submit(prepared);
   }
 
@@ -151,16 +176,21 @@ export class Agent implements EventSink {
   open(): void {
     if (this.outbox || this.stopping) return;
     const conn = this.connection;
-    this.outbox = new Outbox({
-      get connected() { return conn.connected; },
-      send: (event) => conn.send('event', event),
-    }, {
-      cacheDir: this.config['cache-dir'],
-      maxBytes: this.config['outbox-max-bytes'],
-      rate: this.config['events-rate-limit'],
-      burst: this.config['events-burst-limit'],
-      log: this.log.child({ component: 'outbox' }),
-    });
+    this.outbox = new Outbox(
+      {
+        get connected() {
+          return conn.connected;
+        },
+        send: (event) => conn.send('event', event),
+      },
+      {
+        cacheDir: this.config['cache-dir'],
+        maxBytes: this.config['outbox-max-bytes'],
+        rate: this.config['events-rate-limit'],
+        burst: this.config['events-burst-limit'],
+        log: this.log.child({ component: 'outbox' }),
+      },
+    );
   }
 
   /** Queue counters for health and logs; undefined before `open`. */
@@ -176,7 +206,12 @@ export class Agent implements EventSink {
   /** Binds the local inputs (HTTP API, sockets, StatsD); rejects with a ListenError on a taken port. */
   async listen(): Promise<void> {
     this.open();
-    this.listeners = await startLocalInputs({ config: this.config, sink: this, connected: () => this.connected, log: this.log });
+    this.listeners = await startLocalInputs({
+      config: this.config,
+      sink: this,
+      connected: () => this.connected,
+      log: this.log,
+    });
   }
 
   /** Closes the connection with 1000; safe to call more than once. */
@@ -198,10 +233,19 @@ export class Agent implements EventSink {
   /** Subscriptions are kept for the check runner; re-subscribing to check requests comes with it. */
   private applyEntityConfig(value: unknown): void {
     const r = readEntityConfig(value);
-    if (r.kind === 'invalid') { this.log.warn('ignoring malformed entity config from backend', { error: r.message }); return; }
-    if (r.kind === 'none') { this.log.debug('backend stores no entity for this agent yet'); return; }
+    if (r.kind === 'invalid') {
+      this.log.warn('ignoring malformed entity config from backend', { error: r.message });
+      return;
+    }
+    if (r.kind === 'none') {
+      this.log.debug('backend stores no entity for this agent yet');
+      return;
+    }
     this.managed = r.fields;
-    this.log.info('entity config applied', { subscriptions: r.fields.subscriptions, deregister: r.fields.deregister });
+    this.log.info('entity config applied', {
+      subscriptions: r.fields.subscriptions,
+      deregister: r.fields.deregister,
+    });
   }
 
   // The first keepalive goes out at once: it is what registers the agent and clears a keepalive
@@ -220,7 +264,12 @@ export class Agent implements EventSink {
 
   private sendKeepalive(): void {
     const now = new Date();
-    const event = buildKeepalive({ config: this.config, entity: this.entity(now), sequence: this.sequence + 1, now });
+    const event = buildKeepalive({
+      config: this.config,
+      entity: this.entity(now),
+      sequence: this.sequence + 1,
+      now,
+    });
     if (this.connection.send('keepalive', event)) this.sequence++;
   }
 }

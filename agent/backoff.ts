@@ -17,7 +17,9 @@ export class Backoff {
 
   constructor(private readonly opts: BackoffOptions) {
     if (!(opts.min > 0) || !(opts.max >= opts.min) || !(opts.multiplier >= 1)) {
-      throw new RangeError(`invalid backoff: min ${opts.min}, max ${opts.max}, multiplier ${opts.multiplier}`);
+      throw new RangeError(
+        `invalid backoff: min ${opts.min}, max ${opts.max}, multiplier ${opts.multiplier}`,
+      );
     }
     this.wait = opts.min;
     this.random = opts.random ?? Math.random;

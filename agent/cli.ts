@@ -50,7 +50,8 @@ async function start(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config['log-level'], { component: 'agent', agent: config.name });
-  if (config['discover-processes']) log.warn('process discovery is unavailable; --discover-processes is ignored');
+  if (config['discover-processes'])
+    log.warn('process discovery is unavailable; --discover-processes is ignored');
   const system = config['detect-cloud-provider'] ? withCloudProvider(systemInfo, log) : systemInfo;
   const agent = new Agent(config, { logger: log, system, tls, allowList });
   let stopping = false;
@@ -58,10 +59,13 @@ async function start(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
-    agent.stop().then(() => process.exit(0), (err: unknown) => {
-      log.error('stop failed', { error: err as Error });
-      process.exit(1);
-    });
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error('stop failed', { error: err as Error });
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
@@ -89,12 +93,23 @@ async function start(argv: string[]): Promise<void> {
 export async function runAgentCommand(argv: string[], launcher: string): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'start': return start(rest);
-    case 'service': process.exitCode = runService(rest, processServiceContext(launcher)); return;
-    case 'version': process.stdout.write(`monitor-agent version ${VERSION}\n`); return;
-    case undefined: case 'help': case '--help': case '-h':
+    case 'start':
+      return start(rest);
+    case 'service':
+      process.exitCode = runService(rest, processServiceContext(launcher));
+      return;
+    case 'version':
+      process.stdout.write(`monitor-agent version ${VERSION}\n`);
+      return;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
       if (rest[0] === 'start') return start(['--help']);
-      if (rest[0] === 'service') { process.stdout.write(SERVICE_USAGE + '\n'); return; }
+      if (rest[0] === 'service') {
+        process.stdout.write(SERVICE_USAGE + '\n');
+        return;
+      }
       process.stdout.write(USAGE + '\n');
       return;
     default:

@@ -49,7 +49,10 @@ export function parseEnvFile(text: string): EnvFileResult {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) return;
     const m = ASSIGNMENT.exec(trimmed);
-    if (!m) { skipped.push(`${i + 1}: ${trimmed}`); return; }
+    if (!m) {
+      skipped.push(`${i + 1}: ${trimmed}`);
+      return;
+    }
     vars[m[1]!] = unquote(m[2]!);
   });
   return { vars, skipped };
@@ -74,13 +77,20 @@ export function baseCommandEnv(opts: CommandEnvOptions = {}): Record<string, str
   for (const [k, val] of Object.entries(opts.baseEnv ?? process.env)) if (val !== undefined) env[k] = val;
   for (const file of opts.files ?? COMMAND_ENV_FILES) {
     let text: string;
-    try { text = readFileSync(file, 'utf8'); } catch (e) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') opts.warn?.('cannot read environment file for commands', { file, error: (e as Error).message });
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        opts.warn?.('cannot read environment file for commands', { file, error: (e as Error).message });
       continue;
     }
     const { vars, skipped } = parseEnvFile(text);
-    if (skipped.length) opts.warn?.('lines skipped in environment file for commands', { file, lines: skipped.map((s) => s.split(':', 1)[0]) });
+    if (skipped.length)
+      opts.warn?.('lines skipped in environment file for commands', {
+        file,
+        lines: skipped.map((s) => s.split(':', 1)[0]),
+      });
     Object.assign(env, vars);
   }
   return env;

@@ -2,7 +2,18 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import WebSocket from 'ws';
-import { Ack, CONTENT_JSON, CONTENT_PROTOBUF, decodeFrame, encodeFrame, jsonCodec, MAX_FRAME_BYTES, messageBytes, type FrameType, type PayloadCodec } from '../proto/frames.ts';
+import {
+  Ack,
+  CONTENT_JSON,
+  CONTENT_PROTOBUF,
+  decodeFrame,
+  encodeFrame,
+  jsonCodec,
+  MAX_FRAME_BYTES,
+  messageBytes,
+  type FrameType,
+  type PayloadCodec,
+} from '../proto/frames.ts';
 import { codecForContentType } from '../proto/wire/codec.ts';
 import type { Logger } from '../lib/log.ts';
 import { AGENT_CAPABILITIES, handshakeHeaders } from '../proto/schemas/handshake.ts';
@@ -35,9 +46,17 @@ export interface ConnectionOptions {
   tls?: AgentTls;
 }
 
-interface ConnectedInfo { url: string; backendId: string | undefined }
+interface ConnectedInfo {
+  url: string;
+  backendId: string | undefined;
+}
 /** `retryIn`: seconds until the next attempt; absent when the connection was closed for good. */
-interface DisconnectedInfo { url: string; code: number; reason: string; retryIn?: number }
+interface DisconnectedInfo {
+  url: string;
+  code: number;
+  reason: string;
+  retryIn?: number;
+}
 
 interface ConnectionEvents {
   connected: [info: ConnectedInfo];
@@ -69,7 +88,16 @@ export class BackendSelector {
 }
 
 /** One try at one URL; `failure` keeps the first reason so the log says why, not just "closed". */
-interface Attempt { url: string; ws: WebSocket; opened: boolean; codec?: PayloadCodec; failure?: string; tlsError?: string; status?: number; backendId?: string }
+interface Attempt {
+  url: string;
+  ws: WebSocket;
+  opened: boolean;
+  codec?: PayloadCodec;
+  failure?: string;
+  tlsError?: string;
+  status?: number;
+  backendId?: string;
+}
 
 const MAX_ERROR_BODY = 4096;
 
@@ -112,7 +140,11 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
    */
   send(type: FrameType, value: unknown, onWritten?: (err?: Error) => void): boolean {
     if (!this.connected) return false;
-    this.current!.ws.send(encodeFrame(type, (this.current!.codec ?? jsonCodec).encode(value, type)), { binary: true }, onWritten);
+    this.current!.ws.send(
+      encodeFrame(type, (this.current!.codec ?? jsonCodec).encode(value, type)),
+      { binary: true },
+      onWritten,
+    );
     return true;
   }
 
@@ -125,7 +157,10 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     await new Promise<void>((resolve) => {
       // A backend that never answers the close frame must not hold the agent's shutdown hostage.
       const force = setTimeout(() => ws.terminate(), 2000);
-      ws.once('close', () => { clearTimeout(force); resolve(); });
+      ws.once('close', () => {
+        clearTimeout(force);
+        resolve();
+      });
       if (ws.readyState === WebSocket.OPEN) ws.close(1000, reason);
       else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
     });
@@ -156,10 +191,19 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     const url = this.selector.next();
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { headers: this.headers(url), maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false, ...(isWss(url) ? this.opts.tls : {}) });
+      ws = new WebSocket(url, {
+        headers: this.headers(url),
+        maxPayload: MAX_FRAME_BYTES,
+        perMessageDeflate: false,
+        ...(isWss(url) ? this.opts.tls : {}),
+      });
     } catch (err) {
       // Only a header the HTTP client rejects (non-ASCII user name, say) gets here; it will not heal.
-      this.log.warn('backend connection failed', { url, reason: (err as Error).message, retry_in_seconds: this.scheduleRetry() });
+      this.log.warn('backend connection failed', {
+        url,
+        reason: (err as Error).message,
+        retry_in_seconds: this.scheduleRetry(),
+      });
       return;
     }
     const a: Attempt = { url, ws, opened: false };
@@ -175,7 +219,8 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       // The payload encoding of this connection is the one the backend names (none: JSON).
       const type = header(res, 'content-type');
       a.codec = codecForContentType(type);
-      if (!a.codec) a.failure = `backend answered Content-Type ${type}; this agent speaks ${CONTENT_JSON} and ${CONTENT_PROTOBUF}`;
+      if (!a.codec)
+        a.failure = `backend answered Content-Type ${type}; this agent speaks ${CONTENT_JSON} and ${CONTENT_PROTOBUF}`;
     });
     ws.on('unexpected-response', (_req, res) => this.readRejection(a, res));
     ws.on('open', () => {
@@ -207,10 +252,18 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       this.stopHeartbeat();
       const retryIn = this.scheduleRetry();
       if (a.opened) {
-        this.safeEmit('disconnected', { url, code, reason: a.failure ?? (reason.toString() || closeName(code)), retryIn });
+        this.safeEmit('disconnected', {
+          url,
+          code,
+          reason: a.failure ?? (reason.toString() || closeName(code)),
+          retryIn,
+        });
       } else if (!this.stopped) {
         this.log.warn('backend connection failed', {
-          url, reason: a.failure ?? closeName(code), ...(a.status ? { status: a.status } : {}), ...(a.tlsError ? { tls_error: a.tlsError } : {}),
+          url,
+          reason: a.failure ?? closeName(code),
+          ...(a.status ? { status: a.status } : {}),
+          ...(a.tlsError ? { tls_error: a.tlsError } : {}),
           ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}),
         });
       }
@@ -255,19 +308,28 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       case 'ack': {
         const r = v.safeParse(Ack, value);
         if (r.success) this.safeEmit('ack', r.output);
-        else this.log.warn('ignoring malformed ack from backend', { url: a.url, error: r.issues[0]!.message });
+        else
+          this.log.warn('ignoring malformed ack from backend', { url: a.url, error: r.issues[0]!.message });
         return;
       }
-      case 'check_request': this.safeEmit('check_request', value); return;
-      case 'entity_config': this.safeEmit('entity_config', value); return;
-      default: this.log.warn('ignoring unexpected frame from backend', { url: a.url, type });
+      case 'check_request':
+        this.safeEmit('check_request', value);
+        return;
+      case 'entity_config':
+        this.safeEmit('entity_config', value);
+        return;
+      default:
+        this.log.warn('ignoring unexpected frame from backend', { url: a.url, type });
     }
   }
 
   // A listener's bug must not surface inside the ws read loop, where it would kill the socket.
   private safeEmit<K extends keyof ConnectionEvents>(event: K, ...args: ConnectionEvents[K]): void {
-    try { (this.emit as (e: K, ...a: ConnectionEvents[K]) => boolean)(event, ...args); }
-    catch (err) { this.log.error('connection listener failed', { event, error: err as Error }); }
+    try {
+      (this.emit as (e: K, ...a: ConnectionEvents[K]) => boolean)(event, ...args);
+    } catch (err) {
+      this.log.error('connection listener failed', { event, error: err as Error });
+    }
   }
 
   /** Arms the next attempt; answers its delay in seconds (rounded for logs), none once stopped. */
@@ -284,7 +346,11 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   private startHeartbeat(a: Attempt): void {
     this.stopHeartbeat();
     this.pingTimer = setInterval(() => {
-      try { a.ws.ping(); } catch { /* the close handler reconnects */ }
+      try {
+        a.ws.ping();
+      } catch {
+        /* the close handler reconnects */
+      }
     }, this.opts.heartbeatInterval * 1000);
     this.armDeadline(a);
   }
@@ -294,7 +360,10 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     clearTimeout(this.deadline);
     this.deadline = setTimeout(() => {
       a.failure ??= `no data from backend for ${this.opts.heartbeatTimeout}s`;
-      this.log.warn('backend heartbeat timed out', { url: a.url, timeout_seconds: this.opts.heartbeatTimeout });
+      this.log.warn('backend heartbeat timed out', {
+        url: a.url,
+        timeout_seconds: this.opts.heartbeatTimeout,
+      });
       a.ws.terminate();
     }, this.opts.heartbeatTimeout * 1000);
   }
@@ -319,7 +388,9 @@ function errorMessage(body: string): string {
     const doc = JSON.parse(text) as { message?: unknown; error?: unknown };
     const m = doc.message ?? doc.error;
     if (typeof m === 'string') return m.slice(0, 200);
-  } catch { /* plain text */ }
+  } catch {
+    /* plain text */
+  }
   return text.split('\n')[0]!.slice(0, 200);
 }
 

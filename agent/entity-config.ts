@@ -7,15 +7,16 @@ import { ENTITY_NOT_FOUND } from '../proto/frames.ts';
 // through the API (docs/compatibility.md#api-managed-entities): the agent keeps a copy and puts it in every keepalive
 // and event, so an API change survives the next keepalive instead of being overwritten by it.
 
-export type ManagedFields = Pick<Entity, 'subscriptions' | 'redact' | 'deregister' | 'deregistration' | 'keepalive_handlers'> & {
+export type ManagedFields = Pick<
+  Entity,
+  'subscriptions' | 'redact' | 'deregister' | 'deregistration' | 'keepalive_handlers'
+> & {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 };
 
 type EntityConfigResult =
-  | { kind: 'none' }
-  | { kind: 'invalid'; message: string }
-  | { kind: 'managed'; fields: ManagedFields };
+  { kind: 'none' } | { kind: 'invalid'; message: string } | { kind: 'managed'; fields: ManagedFields };
 
 /** Reads an `entity_config` payload; "not found" means the backend stores nothing yet. */
 export function readEntityConfig(value: unknown): EntityConfigResult {

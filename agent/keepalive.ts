@@ -14,7 +14,12 @@ interface KeepaliveInput {
   now?: Date;
 }
 
-export function buildKeepalive({ config, entity, sequence, now = new Date() }: KeepaliveInput): KeepaliveEvent {
+export function buildKeepalive({
+  config,
+  entity,
+  sequence,
+  now = new Date(),
+}: KeepaliveInput): KeepaliveEvent {
   const namespace = config.namespace;
   return {
     timestamp: Math.floor(now.getTime() / 1000),

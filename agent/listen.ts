@@ -4,11 +4,20 @@ import type { Server } from 'node:net';
 // Binding of the agent's local listeners (HTTP API, sockets, StatsD): one error type so the entry
 // point can tell "port in use" from a bug and exit with a clear line.
 
-export interface Listener { close(): Promise<void> }
+export interface Listener {
+  close(): Promise<void>;
+}
 
 export class ListenError extends Error {
-  constructor(readonly what: string, readonly host: string, readonly port: number, cause: Error) {
-    super(`${what}: cannot listen on ${host}:${port}: ${(cause as NodeJS.ErrnoException).code ?? cause.message}`);
+  constructor(
+    readonly what: string,
+    readonly host: string,
+    readonly port: number,
+    cause: Error,
+  ) {
+    super(
+      `${what}: cannot listen on ${host}:${port}: ${(cause as NodeJS.ErrnoException).code ?? cause.message}`,
+    );
     this.name = 'ListenError';
   }
 }
@@ -20,7 +29,10 @@ export function listen(what: string, server: Server, host: string, port: number)
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(new ListenError(what, host, port, err));
     server.once('error', onError);
-    server.listen(port, bare(host), () => { server.off('error', onError); resolve(); });
+    server.listen(port, bare(host), () => {
+      server.off('error', onError);
+      resolve();
+    });
   });
 }
 
@@ -29,6 +41,9 @@ export function bindUdp(what: string, socket: UdpSocket, host: string, port: num
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(new ListenError(what, host, port, err));
     socket.once('error', onError);
-    socket.bind(port, bare(host), () => { socket.off('error', onError); resolve(); });
+    socket.bind(port, bare(host), () => {
+      socket.off('error', onError);
+      resolve();
+    });
   });
 }

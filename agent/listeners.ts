@@ -23,21 +23,35 @@ export async function startLocalInputs(deps: LocalInputDeps): Promise<Listener[]
   const started: Listener[] = [];
   try {
     if (!config['disable-api']) {
-      started.push(await startApi(config['api-host'], config['api-port'], {
-        sink, connected: deps.connected, version: VERSION, log: log.child({ input: 'api' }),
-      }));
+      started.push(
+        await startApi(config['api-host'], config['api-port'], {
+          sink,
+          connected: deps.connected,
+          version: VERSION,
+          log: log.child({ input: 'api' }),
+        }),
+      );
     }
     if (!config['disable-sockets']) {
       const socketDeps = { sink, log: log.child({ input: 'socket' }) };
       started.push(await startTcpSocket(config['socket-host'], config['socket-port'], socketDeps));
       started.push(await startUdpSocket(config['socket-host'], config['socket-port'], socketDeps));
-      log.info('check result sockets listening (TCP and UDP)', { host: config['socket-host'], port: config['socket-port'] });
+      log.info('check result sockets listening (TCP and UDP)', {
+        host: config['socket-host'],
+        port: config['socket-port'],
+      });
     }
     if (!config['statsd-disable']) {
-      started.push(await startStatsd({
-        host: config['statsd-metrics-host'], port: config['statsd-metrics-port'], flushIntervalSec: config['statsd-flush-interval'],
-        handlers: config['statsd-event-handlers'], sink, log: log.child({ input: 'statsd' }),
-      }));
+      started.push(
+        await startStatsd({
+          host: config['statsd-metrics-host'],
+          port: config['statsd-metrics-port'],
+          flushIntervalSec: config['statsd-flush-interval'],
+          handlers: config['statsd-event-handlers'],
+          sink,
+          log: log.child({ input: 'statsd' }),
+        }),
+      );
     }
   } catch (err) {
     await closeAll(started);

@@ -71,15 +71,23 @@ const args = process.argv.slice(2);
 const named = args.filter((a) => !a.startsWith('-'));
 const unknown = named.filter((a) => !(a in BENCHES));
 if (unknown.length) {
-  process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.stderr.write(
+    `bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`,
+  );
   process.exit(2);
 }
 const selected = named.length ? named : Object.keys(BENCHES);
 
-process.on('unhandledRejection', (err) => { process.stderr.write(`[bench] unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`); });
+process.on('unhandledRejection', (err) => {
+  process.stderr.write(`[bench] unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`);
+});
 
 let bins: { etcd?: string; nats?: string } = {};
-try { bins = { etcd: etcdBinary(), nats: natsBinary() }; } catch (err) { note((err as Error).message); }
+try {
+  bins = { etcd: etcdBinary(), nats: natsBinary() };
+} catch (err) {
+  note((err as Error).message);
+}
 const started = Date.now();
 process.stdout.write(block(`machine (${new Date().toISOString()})`, describeMachine(bins)) + '\n');
 
@@ -100,5 +108,7 @@ for (const name of selected) {
   }
 }
 
-process.stdout.write(block(`summary (${((Date.now() - started) / 1000).toFixed(0)} s in all)`, summary) + '\n');
+process.stdout.write(
+  block(`summary (${((Date.now() - started) / 1000).toFixed(0)} s in all)`, summary) + '\n',
+);
 process.exit(failed ? 1 : 0);

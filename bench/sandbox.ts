@@ -13,7 +13,11 @@ import type { EventFilterSpec, FilterRef } from '../actors/pipeline/types.ts';
 import { int, note, table } from './lib/format.ts';
 import type { BenchResult } from './lib/result.ts';
 
-export interface SandboxConfig { evals: number; fresh: number; filters: number }
+export interface SandboxConfig {
+  evals: number;
+  fresh: number;
+  filters: number;
+}
 
 export function sandboxConfig(): SandboxConfig {
   const num = (name: string, dflt: number) => {
@@ -21,7 +25,11 @@ export function sandboxConfig(): SandboxConfig {
     if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
     return v;
   };
-  return { evals: num('BENCH_SANDBOX_EVALS', 5000), fresh: num('BENCH_SANDBOX_FRESH', 200), filters: num('BENCH_SANDBOX_FILTERS', 2000) };
+  return {
+    evals: num('BENCH_SANDBOX_EVALS', 5000),
+    fresh: num('BENCH_SANDBOX_FRESH', 200),
+    filters: num('BENCH_SANDBOX_FILTERS', 2000),
+  };
 }
 
 /** Runs `n` times; the rate per second. */
@@ -33,31 +41,61 @@ function rate(n: number, once: () => void): number {
 
 export async function runSandbox(cfg: SandboxConfig): Promise<BenchResult> {
   note('sandbox: expression evaluations and filter applications');
-  const input = { check: { status: 2, executed: 0, labels: { a: 'b' } }, entity: { metadata: { name: 'e1' } }, list: [1, 2] };
+  const input = {
+    check: { status: 2, executed: 0, labels: { a: 'b' } },
+    entity: { metadata: { name: 'e1' } },
+    list: [1, 2],
+  };
   const sb = new JsSandbox();
   const id = sb.define('expression', "event.check.status != 0 && event.entity.metadata.name == 'e1'");
   const reused = rate(cfg.evals, () => sb.run(id, input, { mode: 'bool' }));
-  const fresh = rate(cfg.fresh, () => { const s = new JsSandbox(); s.run(s.define('expression', 'event.check.status != 0'), input, { mode: 'bool' }); });
+  const fresh = rate(cfg.fresh, () => {
+    const s = new JsSandbox();
+    s.run(s.define('expression', 'event.check.status != 0'), input, { mode: 'bool' });
+  });
 
   const log = createLogger('warn', {}, () => {});
   const ref: FilterRef = {
     kind: 'resource',
-    filter: { metadata: { name: 'bench', namespace: 'default' }, action: 'allow', expressions: ['event.check.status != 0', 'event.check.occurrences >= 1', 'event.is_incident'] } as EventFilterSpec,
+    filter: {
+      metadata: { name: 'bench', namespace: 'default' },
+      action: 'allow',
+      expressions: ['event.check.status != 0', 'event.check.occurrences >= 1', 'event.is_incident'],
+    } as EventFilterSpec,
   };
   const event = {
-    entity: { metadata: { name: 'web-1', namespace: 'default' }, entity_class: 'agent', system: { hostname: 'web-1' } },
-    check: { metadata: { name: 'disk' }, status: 2, occurrences: 2, history: [{ status: 0, executed: 1000 }, { status: 2, executed: 1001 }] },
+    entity: {
+      metadata: { name: 'web-1', namespace: 'default' },
+      entity_class: 'agent',
+      system: { hostname: 'web-1' },
+    },
+    check: {
+      metadata: { name: 'disk' },
+      status: 2,
+      occurrences: 2,
+      history: [
+        { status: 0, executed: 1000 },
+        { status: 2, executed: 1001 },
+      ],
+    },
   } as unknown as Event;
   const now = new Date();
   const filters = rate(cfg.filters, () => applyFilter(ref, event, eventExtras(event), now, log));
 
   return {
     title: 'sandbox: JavaScript expressions in this process',
-    lines: [table(['what', 'runs', 'per second'], [
-      ['evaluation, reused context', int(cfg.evals), int(reused)],
-      ['evaluation, context per event', int(cfg.fresh), int(fresh)],
-      ['filter application (3 expressions)', int(cfg.filters), int(filters)],
-    ])],
-    summary: [`sandbox: ${int(reused)} evaluations/s reused, ${int(fresh)}/s fresh context, ${int(filters)} filter applications/s`],
+    lines: [
+      table(
+        ['what', 'runs', 'per second'],
+        [
+          ['evaluation, reused context', int(cfg.evals), int(reused)],
+          ['evaluation, context per event', int(cfg.fresh), int(fresh)],
+          ['filter application (3 expressions)', int(cfg.filters), int(filters)],
+        ],
+      ),
+    ],
+    summary: [
+      `sandbox: ${int(reused)} evaluations/s reused, ${int(fresh)}/s fresh context, ${int(filters)} filter applications/s`,
+    ],
   };
 }

@@ -13,7 +13,11 @@ import { Cleanup, startInfraAndBackend } from './lib/infra.ts';
 import type { BenchResult } from './lib/result.ts';
 import { percentile } from './lib/stats.ts';
 
-export interface TtlConfig { switches: number; ttl: number; concurrency: number }
+export interface TtlConfig {
+  switches: number;
+  ttl: number;
+  concurrency: number;
+}
 
 const GOAL_P99_MS = 50;
 
@@ -23,7 +27,11 @@ export function ttlConfig(): TtlConfig {
     if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
     return v;
   };
-  return { switches: num('BENCH_TTL_SWITCHES', 1000), ttl: Math.max(5, num('BENCH_TTL_SECONDS', 10)), concurrency: 32 };
+  return {
+    switches: num('BENCH_TTL_SWITCHES', 1000),
+    ttl: Math.max(5, num('BENCH_TTL_SECONDS', 10)),
+    concurrency: 32,
+  };
 }
 
 export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
@@ -38,13 +46,18 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
     const postStart = Date.now();
     let next = 0;
     let refused = 0;
-    await Promise.all(Array.from({ length: cfg.concurrency }, async () => {
-      while (next < names.length) {
-        const n = names[next++]!;
-        const r = await backend.get(`/api/core/v2/namespaces/default/events/${n}/dms`, { method: 'POST', body: { check: { status: 0, output: 'ok', ttl: cfg.ttl } } });
-        if (r.status !== 201) refused++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: cfg.concurrency }, async () => {
+        while (next < names.length) {
+          const n = names[next++]!;
+          const r = await backend.get(`/api/core/v2/namespaces/default/events/${n}/dms`, {
+            method: 'POST',
+            body: { check: { status: 0, output: 'ok', ttl: cfg.ttl } },
+          });
+          if (r.status !== 201) refused++;
+        }
+      }),
+    );
     const postSeconds = (Date.now() - postStart) / 1000;
     if (refused) throw new Error(`${refused} POSTs refused`);
 
@@ -52,7 +65,8 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
     const firstLate = new Map<string, number>();
     const fired = new Map<string, number>();
     const collect = () => {
-      firstLate.clear(); fired.clear();
+      firstLate.clear();
+      fired.clear();
       for (const l of backend.logs()) {
         if (l.msg !== 'check ttl expired' || !wanted.has(l.entity)) continue;
         fired.set(l.entity, (fired.get(l.entity) ?? 0) + 1);
@@ -60,7 +74,11 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
       }
       return firstLate.size;
     };
-    await waitFor(async () => (collect() === cfg.switches ? true : undefined), { timeoutMs: (cfg.ttl + postSeconds + 30) * 1000, intervalMs: 500, what: 'every switch to fire' });
+    await waitFor(async () => (collect() === cfg.switches ? true : undefined), {
+      timeoutMs: (cfg.ttl + postSeconds + 30) * 1000,
+      intervalMs: 500,
+      what: 'every switch to fire',
+    });
     const late = [...firstLate.values()].sort((a, b) => a - b);
     // Before a second ttl has passed since the last post, each must have fired exactly once.
     const doubled = [...fired.values()].filter((c) => c > 1).length;
@@ -72,7 +90,13 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
       `expiry lateness (turn start - deadline): p50 ${ms(p50)}, p99 ${ms(p99)}, max ${ms(late[late.length - 1]!)}  (goal p99 < ${GOAL_P99_MS} ms)`,
       `fired more than once in the first ttl: ${doubled}`,
     ];
-    return { title: 'ttl: check TTL expiry lateness, one node', lines, summary: [`ttl: ${int(cfg.switches)} switches, lateness p50 ${ms(p50)} p99 ${ms(p99)}${ok ? '' : ' FAILED (goal p99 < 50 ms, each once)'}`] };
+    return {
+      title: 'ttl: check TTL expiry lateness, one node',
+      lines,
+      summary: [
+        `ttl: ${int(cfg.switches)} switches, lateness p50 ${ms(p50)} p99 ${ms(p99)}${ok ? '' : ' FAILED (goal p99 < 50 ms, each once)'}`,
+      ],
+    };
   } finally {
     await cleanup.run();
   }

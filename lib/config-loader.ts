@@ -14,12 +14,15 @@ export const envName = (prefix: string, flag: string) => prefix + flag.replace(/
 function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
   const where = `--${spec.name} (from ${source})`;
   switch (spec.type) {
-    case 'string': return typeof raw === 'string' ? raw : String(raw);
-    case 'int': case 'float': {
+    case 'string':
+      return typeof raw === 'string' ? raw : String(raw);
+    case 'int':
+    case 'float': {
       if (typeof raw === 'number') return raw;
       const s = String(raw).trim();
       const n = Number(s);
-      if (s === '' || !Number.isFinite(n)) throw new ConfigError(`invalid value "${s}" for ${where}: not a number`);
+      if (s === '' || !Number.isFinite(n))
+        throw new ConfigError(`invalid value "${s}" for ${where}: not a number`);
       return n;
     }
     case 'bool': {
@@ -30,15 +33,27 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
       throw new ConfigError(`invalid value "${raw}" for ${where}: expected true or false`);
     }
     case 'list': {
-      if (Array.isArray(raw)) return raw.flatMap((x) => String(x).split(',')).map((s) => s.trim()).filter(Boolean);
-      return String(raw).split(',').map((s) => s.trim()).filter(Boolean);
+      if (Array.isArray(raw))
+        return raw
+          .flatMap((x) => String(x).split(','))
+          .map((s) => s.trim())
+          .filter(Boolean);
+      return String(raw)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     }
     case 'map': {
-      if (raw && typeof raw === 'object' && !Array.isArray(raw)) return Object.fromEntries(Object.entries(raw).map(([k, x]) => [k, String(x)]));
+      if (raw && typeof raw === 'object' && !Array.isArray(raw))
+        return Object.fromEntries(Object.entries(raw).map(([k, x]) => [k, String(x)]));
       const s = String(raw).trim();
       if (s.startsWith('{')) {
-        try { return coerce(spec, JSON.parse(s), source); }
-        catch (e) { if (e instanceof ConfigError) throw e; throw new ConfigError(`invalid value for ${where}: not a JSON object`); }
+        try {
+          return coerce(spec, JSON.parse(s), source);
+        } catch (e) {
+          if (e instanceof ConfigError) throw e;
+          throw new ConfigError(`invalid value for ${where}: not a JSON object`);
+        }
       }
       // Also key=value pairs separated by commas, as on the command line.
       const out: Record<string, string> = {};
@@ -52,7 +67,11 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
   }
 }
 
-interface ParsedArgs { command: string | undefined; values: Map<string, unknown[]>; rest: string[] }
+interface ParsedArgs {
+  command: string | undefined;
+  values: Map<string, unknown[]>;
+  rest: string[];
+}
 
 /** Splits argv into a command word and `--flag value`, `--flag=value`, `-c value`, `--bool` forms. */
 export function parseArgv(argv: string[], specs: FlagSpec[]): ParsedArgs {
@@ -68,7 +87,8 @@ export function parseArgv(argv: string[], specs: FlagSpec[]): ParsedArgs {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('-') || arg === '-') {
-      if (command === undefined && rest.length === 0) command = arg; else rest.push(arg);
+      if (command === undefined && rest.length === 0) command = arg;
+      else rest.push(arg);
       continue;
     }
     const body = arg.replace(/^--?/, '');
@@ -80,7 +100,10 @@ export function parseArgv(argv: string[], specs: FlagSpec[]): ParsedArgs {
     if (eq >= 0) value = body.slice(eq + 1);
     else if (spec.type === 'bool') {
       const next = argv[i + 1];
-      if (next !== undefined && /^(true|false)$/i.test(next)) { value = next; i++; } else value = true;
+      if (next !== undefined && /^(true|false)$/i.test(next)) {
+        value = next;
+        i++;
+      } else value = true;
     } else {
       const next = argv[i + 1];
       if (next === undefined) throw new ConfigError(`flag --${spec.name} needs a value`);
@@ -129,9 +152,13 @@ export function mergeSources(o: LoadOptions): Record<string, unknown> {
   let fileValues: Record<string, unknown> = {};
   if (existsSync(file)) {
     let doc: unknown;
-    try { doc = parseYaml(readFileSync(file, 'utf8')); }
-    catch (e) { throw new ConfigError(`config file ${file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`); }
-    if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) throw new ConfigError(`config file ${file} must hold a mapping of flag names to values`);
+    try {
+      doc = parseYaml(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`config file ${file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+    }
+    if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc)))
+      throw new ConfigError(`config file ${file} must hold a mapping of flag names to values`);
     fileValues = (doc ?? {}) as Record<string, unknown>;
     for (const key of Object.keys(fileValues)) {
       const spec = bySpec.get(key) ?? o.specs.find((s) => s.alias === key);
@@ -157,7 +184,10 @@ export function mergeSources(o: LoadOptions): Record<string, unknown> {
 }
 
 /** Validates merged values with the program's schema; the first issue becomes a one-line error. */
-export function validateConfig<S extends v.GenericSchema>(schema: S, raw: Record<string, unknown>): v.InferOutput<S> {
+export function validateConfig<S extends v.GenericSchema>(
+  schema: S,
+  raw: Record<string, unknown>,
+): v.InferOutput<S> {
   const r = v.safeParse(schema, raw);
   if (r.success) return r.output;
   const issue = r.issues[0]!;
@@ -171,7 +201,10 @@ export function helpText(usage: string, specs: FlagSpec[], envPrefix: string): s
   const lines = [usage, '', 'Flags:'];
   for (const s of specs) {
     const flag = `  ${s.short ? `-${s.short}, ` : ''}--${s.name} ${s.type}`;
-    const def = s.default === undefined || (Array.isArray(s.default) && s.default.length === 0) ? '' : ` (default ${JSON.stringify(s.default)})`;
+    const def =
+      s.default === undefined || (Array.isArray(s.default) && s.default.length === 0)
+        ? ''
+        : ` (default ${JSON.stringify(s.default)})`;
     const alias = s.alias ? ` (deprecated spelling: --${s.alias})` : '';
     lines.push(`${flag.padEnd(42)} ${s.description}${def}${alias} [${s.env ?? envName(envPrefix, s.name)}]`);
   }

@@ -5,10 +5,20 @@ import type { CronSchedule } from '../proto/cron.ts';
 /** Wall-clock fields of an instant in a zone, as a UTC epoch (the "naive" local time). */
 function wallOf(ms: number, timeZone: string): number {
   const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
   }).formatToParts(new Date(ms));
   const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) + (ms % 1000 + 1000) % 1000;
+  return (
+    Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) +
+    (((ms % 1000) + 1000) % 1000)
+  );
 }
 
 /** An instant whose wall clock in the zone reads `wall` (the later one across a DST gap). */
@@ -33,11 +43,23 @@ export function nextCronFire(s: CronSchedule, afterMs: number): number | undefin
   const limit = t.getTime() + 5 * 366 * 86_400_000;
   while (t.getTime() < limit) {
     if (!s.months.has(t.getUTCMonth() + 1)) {
-      t.setUTCMonth(t.getUTCMonth() + 1, 1); t.setUTCHours(0, 0, 0, 0); continue;
+      t.setUTCMonth(t.getUTCMonth() + 1, 1);
+      t.setUTCHours(0, 0, 0, 0);
+      continue;
     }
-    if (!dayMatches(s, t)) { t.setUTCDate(t.getUTCDate() + 1); t.setUTCHours(0, 0, 0, 0); continue; }
-    if (!s.hours.has(t.getUTCHours())) { t.setUTCHours(t.getUTCHours() + 1, 0, 0, 0); continue; }
-    if (!s.minutes.has(t.getUTCMinutes())) { t.setUTCMinutes(t.getUTCMinutes() + 1, 0, 0); continue; }
+    if (!dayMatches(s, t)) {
+      t.setUTCDate(t.getUTCDate() + 1);
+      t.setUTCHours(0, 0, 0, 0);
+      continue;
+    }
+    if (!s.hours.has(t.getUTCHours())) {
+      t.setUTCHours(t.getUTCHours() + 1, 0, 0, 0);
+      continue;
+    }
+    if (!s.minutes.has(t.getUTCMinutes())) {
+      t.setUTCMinutes(t.getUTCMinutes() + 1, 0, 0);
+      continue;
+    }
     wall = t.getTime();
     const at = zone ? instantOf(wall, zone) : wall;
     if (at > afterMs) return at;

@@ -115,20 +115,30 @@ export class JsSandbox {
 
   constructor() {
     this.sandbox = { __json: 'null', __i: 0, __now: 0, __mode: 'bool', __freeze: true };
-    this.ctx = vm.createContext(this.sandbox, { codeGeneration: { strings: false, wasm: false }, microtaskMode: 'afterEvaluate' });
+    this.ctx = vm.createContext(this.sandbox, {
+      codeGeneration: { strings: false, wasm: false },
+      microtaskMode: 'afterEvaluate',
+    });
     setupScript.runInContext(this.ctx, { timeout: 1000 });
   }
 
   /** Compiles user code into this context; a syntax error is thrown as an Error with a clear message. */
   define(kind: 'expression' | 'body', source: string): number {
-    const src = kind === 'expression'
-      ? `__define(function (event, seconds_since, second, minute, hour, weekday) { return (\n${source}\n); })`
-      : `__define(function (event, seconds_since, second, minute, hour, weekday) {\n${source}\n})`;
+    const src =
+      kind === 'expression'
+        ? `__define(function (event, seconds_since, second, minute, hour, weekday) { return (\n${source}\n); })`
+        : `__define(function (event, seconds_since, second, minute, hour, weekday) {\n${source}\n})`;
     const banned = forbiddenKeyword(source);
-    if (banned) throw new Error(`${banned} is not available in the sandbox (async code could outlive the time limit)`);
+    if (banned)
+      throw new Error(`${banned} is not available in the sandbox (async code could outlive the time limit)`);
     let script: vm.Script;
-    try { script = compile(src); }
-    catch (err) { throw new Error(`${kind === 'expression' ? 'expression' : 'function body'} does not compile: ${(err as Error).message}`); }
+    try {
+      script = compile(src);
+    } catch (err) {
+      throw new Error(
+        `${kind === 'expression' ? 'expression' : 'function body'} does not compile: ${(err as Error).message}`,
+      );
+    }
     const id = script.runInContext(this.ctx, { timeout: DEFAULT_TIMEOUT_MS });
     if (typeof id !== 'number') throw new Error('user code replaced the function definition');
     return id;
@@ -138,7 +148,11 @@ export class JsSandbox {
    * Runs a defined function over `input` (JSON-able). `mode` bool gives the truthiness; `value`
    * gives a string, or null for null/undefined, and an error for other types. Never throws.
    */
-  run(id: number, input: unknown, opts: { mode: 'bool' | 'value'; now?: Date; timeoutMs?: number; freeze?: boolean }): SandboxResult {
+  run(
+    id: number,
+    input: unknown,
+    opts: { mode: 'bool' | 'value'; now?: Date; timeoutMs?: number; freeze?: boolean },
+  ): SandboxResult {
     const s = this.sandbox;
     try {
       s.__json = JSON.stringify(input ?? null);
@@ -151,25 +165,35 @@ export class JsSandbox {
     }
     let out: unknown;
     try {
-      out = runScript.runInContext(this.ctx, { timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, displayErrors: false });
+      out = runScript.runInContext(this.ctx, {
+        timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        displayErrors: false,
+      });
     } catch (err) {
       // Only the time limit reaches here (user throws are caught inside); its message is read as a
       // plain data property so that nothing of the context can run.
-      if (isProxy(err) || typeof err !== 'object' || err === null) return { ok: false, error: 'sandbox failure' };
+      if (isProxy(err) || typeof err !== 'object' || err === null)
+        return { ok: false, error: 'sandbox failure' };
       const m = Object.getOwnPropertyDescriptor(err, 'message')?.value;
       return { ok: false, error: typeof m === 'string' ? m : 'sandbox failure' };
     } finally {
       s.__json = 'null';
     }
-    if (typeof out !== 'string' || out.length === 0) return { ok: false, error: 'sandbox returned no result' };
+    if (typeof out !== 'string' || out.length === 0)
+      return { ok: false, error: 'sandbox returned no result' };
     const tag = out[0];
     const rest = out.slice(1);
     switch (tag) {
-      case 'b': return { ok: true, value: rest === '1' };
-      case 's': return { ok: true, value: rest };
-      case 'n': return { ok: true, value: null };
-      case 't': return { ok: false, error: `returned a ${rest}; a string, null or undefined is expected` };
-      default: return { ok: false, error: rest };
+      case 'b':
+        return { ok: true, value: rest === '1' };
+      case 's':
+        return { ok: true, value: rest };
+      case 'n':
+        return { ok: true, value: null };
+      case 't':
+        return { ok: false, error: `returned a ${rest}; a string, null or undefined is expected` };
+      default:
+        return { ok: false, error: rest };
     }
   }
 }

@@ -4,7 +4,6 @@ import { DEFAULT_REDACT } from '../proto/schemas/entity.ts';
 // Structured JSON-line logging shared by every program. One line per record, written to stderr so
 // that stdout stays free for command output (`version`, `make run` hints).
 
-
 const rank: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5 };
 
 // Field names whose values never reach a log line, whatever the caller passes: an entity's default
@@ -23,7 +22,9 @@ export interface Logger {
 
 type LogSink = (line: string) => void;
 
-const stderrSink: LogSink = (line) => { process.stderr.write(line + '\n'); };
+const stderrSink: LogSink = (line) => {
+  process.stderr.write(line + '\n');
+};
 
 function scrub(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
@@ -36,16 +37,30 @@ function scrub(value: unknown, depth = 0): unknown {
   return out;
 }
 
-export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}, sink: LogSink = stderrSink): Logger {
+export function createLogger(
+  level: LogLevel = 'info',
+  base: Record<string, unknown> = {},
+  sink: LogSink = stderrSink,
+): Logger {
   const state = { level };
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (rank[lvl] > rank[state.level]) return;
-    const record = { time: new Date().toISOString(), level: lvl, msg, ...base, ...(fields ? scrub(fields) as object : {}) };
+    const record = {
+      time: new Date().toISOString(),
+      level: lvl,
+      msg,
+      ...base,
+      ...(fields ? (scrub(fields) as object) : {}),
+    };
     sink(JSON.stringify(record));
   };
   return {
-    get level() { return state.level; },
-    set level(l: LogLevel) { state.level = l; },
+    get level() {
+      return state.level;
+    },
+    set level(l: LogLevel) {
+      state.level = l;
+    },
     child: (fields) => createLogger(state.level, { ...base, ...fields }, sink),
     enabled: (lvl) => rank[lvl] <= rank[state.level],
     error: (m, f) => write('error', m, f),

@@ -55,14 +55,22 @@ export function runInGroup(spec: GroupSpec): GroupRun {
       resolve(e);
     };
     try {
-      child = spawn('/bin/sh', ['-c', spec.command], { env: spec.env, detached: true, stdio: [spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+      child = spawn('/bin/sh', ['-c', spec.command], {
+        env: spec.env,
+        detached: true,
+        stdio: [spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      });
     } catch (e) {
       finish({ kind: 'error', message: (e as Error).message });
       return;
     }
     const c = child;
     const killAndSettle = (e: GroupEnd) => {
-      try { if (c.pid) process.kill(-c.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        if (c.pid) process.kill(-c.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
       clearTimeout(grace);
       grace = setTimeout(() => finish(e), CLOSE_GRACE_MS);
     };
@@ -75,10 +83,20 @@ export function runInGroup(spec: GroupSpec): GroupRun {
       c.stdin.end(spec.stdin);
     }
     if (spec.timeout && spec.timeout > 0) {
-      timer = setTimeout(() => { timedOut = true; killAndSettle({ kind: 'timeout' }); }, spec.timeout * 1000);
+      timer = setTimeout(() => {
+        timedOut = true;
+        killAndSettle({ kind: 'timeout' });
+      }, spec.timeout * 1000);
     }
-    function onAbort() { cancelled = true; killAndSettle({ kind: 'cancelled' }); }
-    kill = (reason) => { if (done || killed !== undefined) return; killed = reason; killAndSettle({ kind: 'killed', reason }); };
+    function onAbort() {
+      cancelled = true;
+      killAndSettle({ kind: 'cancelled' });
+    }
+    kill = (reason) => {
+      if (done || killed !== undefined) return;
+      killed = reason;
+      killAndSettle({ kind: 'killed', reason });
+    };
     const settle = (code: number | null, signal: NodeJS.Signals | null) => {
       if (timedOut) return finish({ kind: 'timeout' });
       if (cancelled) return finish({ kind: 'cancelled' });
@@ -92,7 +110,14 @@ export function runInGroup(spec: GroupSpec): GroupRun {
       clearTimeout(grace);
       grace = setTimeout(() => settle(code, signal), CLOSE_GRACE_MS);
     });
-    if (spec.signal?.aborted) onAbort(); else spec.signal?.addEventListener('abort', onAbort, { once: true });
+    if (spec.signal?.aborted) onAbort();
+    else spec.signal?.addEventListener('abort', onAbort, { once: true });
   });
-  return { end, kill: (reason) => kill(reason), get child() { return child; } };
+  return {
+    end,
+    kill: (reason) => kill(reason),
+    get child() {
+      return child;
+    },
+  };
 }

@@ -48,7 +48,10 @@ function walk(value: unknown, hidden: Set<string>): unknown {
  */
 export function redactEntity<T extends Redactable & object>(entity: T): T {
   const fields = redactFields(entity).filter((f) => !KEPT.has(f.toLowerCase()));
-  const { metadata, redact, ...rest } = entity as T & { metadata?: Record<string, unknown>; redact?: unknown };
+  const { metadata, redact, ...rest } = entity as T & {
+    metadata?: Record<string, unknown>;
+    redact?: unknown;
+  };
   const restOut = redactValue(rest, fields);
   let metaOut = metadata;
   if (metadata && typeof metadata === 'object') {
@@ -78,7 +81,16 @@ function keyPattern(fields: readonly string[]): RegExp {
   let re = patterns.get(id);
   if (!re) {
     if (patterns.size > 1000) patterns.clear();
-    re = new RegExp(`"(?:${fields.map((f) => JSON.stringify(f).slice(1, -1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})"\\s*:`, 'i');
+    re = new RegExp(
+      `"(?:${fields
+        .map((f) =>
+          JSON.stringify(f)
+            .slice(1, -1)
+            .replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('|')})"\\s*:`,
+      'i',
+    );
     patterns.set(id, re);
   }
   return re;
@@ -99,7 +111,9 @@ export function redactJsonText(json: string, kind: 'entity' | 'event', parse: ()
       const list = JSON.parse(first[1]!) as unknown;
       if (Array.isArray(list)) fields = fields.concat(list.filter((f): f is string => typeof f === 'string'));
       else sure = false;
-    } catch { sure = false; }
+    } catch {
+      sure = false;
+    }
   }
   // A second "redact" key (in a check, or nested) makes the first one's list uncertain.
   if (first && json.indexOf('"redact"', first.index + 1) >= 0) sure = false;

@@ -14,12 +14,33 @@ const GOARCH: Record<string, string> = { x64: 'amd64', ia32: '386', ppc64: 'ppc6
 
 // Families as gopsutil names them; an unknown distribution falls back to its ID_LIKE.
 const FAMILY: Record<string, string> = {
-  debian: 'debian', ubuntu: 'debian', linuxmint: 'debian', raspbian: 'debian', pop: 'debian',
-  rhel: 'rhel', redhat: 'rhel', centos: 'rhel', rocky: 'rhel', almalinux: 'rhel', ol: 'rhel',
-  oracle: 'rhel', scientific: 'rhel', amzn: 'rhel', amazon: 'rhel', cloudlinux: 'rhel',
+  debian: 'debian',
+  ubuntu: 'debian',
+  linuxmint: 'debian',
+  raspbian: 'debian',
+  pop: 'debian',
+  rhel: 'rhel',
+  redhat: 'rhel',
+  centos: 'rhel',
+  rocky: 'rhel',
+  almalinux: 'rhel',
+  ol: 'rhel',
+  oracle: 'rhel',
+  scientific: 'rhel',
+  amzn: 'rhel',
+  amazon: 'rhel',
+  cloudlinux: 'rhel',
   fedora: 'fedora',
-  suse: 'suse', sles: 'suse', opensuse: 'suse', 'opensuse-leap': 'suse', 'opensuse-tumbleweed': 'suse',
-  arch: 'arch', manjaro: 'arch', gentoo: 'gentoo', alpine: 'alpine', coreos: 'coreos',
+  suse: 'suse',
+  sles: 'suse',
+  opensuse: 'suse',
+  'opensuse-leap': 'suse',
+  'opensuse-tumbleweed': 'suse',
+  arch: 'arch',
+  manjaro: 'arch',
+  gentoo: 'gentoo',
+  alpine: 'alpine',
+  coreos: 'coreos',
 };
 
 const goArch = (arch: string): string => GOARCH[arch] ?? arch;
@@ -38,7 +59,11 @@ function parseOsRelease(text: string): Record<string, string> {
   return out;
 }
 
-function platformOf(release: Record<string, string>): { platform: string; platform_family: string; platform_version: string } {
+function platformOf(release: Record<string, string>): {
+  platform: string;
+  platform_family: string;
+  platform_version: string;
+} {
   const id = (release.ID ?? '').toLowerCase();
   const like = (release.ID_LIKE ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   const family = FAMILY[id] ?? like.map((l) => FAMILY[l]).find(Boolean) ?? like[0] ?? '';
@@ -51,7 +76,12 @@ function readOsRelease(): Record<string, string> {
   if (osRelease) return osRelease;
   osRelease = {};
   for (const path of ['/etc/os-release', '/usr/lib/os-release']) {
-    try { osRelease = parseOsRelease(readFileSync(path, 'utf8')); break; } catch { /* try the next one */ }
+    try {
+      osRelease = parseOsRelease(readFileSync(path, 'utf8'));
+      break;
+    } catch {
+      /* try the next one */
+    }
   }
   return osRelease;
 }
@@ -60,7 +90,11 @@ const NO_MAC = '00:00:00:00:00:00';
 
 function interfaces(): NonNullable<NonNullable<SystemInfo['network']>['interfaces']> {
   let all: NodeJS.Dict<os.NetworkInterfaceInfo[]>;
-  try { all = os.networkInterfaces(); } catch { return []; }
+  try {
+    all = os.networkInterfaces();
+  } catch {
+    return [];
+  }
   return Object.entries(all).map(([name, infos = []]) => {
     const mac = infos.find((i) => i.mac && i.mac !== NO_MAC)?.mac;
     const addresses = infos.map((i) => i.cidr ?? i.address);
@@ -70,9 +104,10 @@ function interfaces(): NonNullable<NonNullable<SystemInfo['network']>['interface
 
 export function systemInfo(): SystemInfo {
   const goos = goOs(process.platform);
-  const platform = goos === 'linux'
-    ? platformOf(readOsRelease())
-    : { platform: goos, platform_family: '', platform_version: safe(os.release) };
+  const platform =
+    goos === 'linux'
+      ? platformOf(readOsRelease())
+      : { platform: goos, platform_family: '', platform_version: safe(os.release) };
   return {
     hostname: safe(os.hostname),
     os: goos,
@@ -83,5 +118,9 @@ export function systemInfo(): SystemInfo {
 }
 
 function safe(fn: () => string): string {
-  try { return fn(); } catch { return ''; }
+  try {
+    return fn();
+  } catch {
+    return '';
+  }
 }

@@ -23,13 +23,15 @@ const TRUST_CODES = new Set([
   'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
   'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
 ]);
-const TRUST_TEXT = /unable to verify the first certificate|unable to get (local )?issuer certificate|self[- ]signed certificate|alert unknown ca|alert bad certificate/i;
+const TRUST_TEXT =
+  /unable to verify the first certificate|unable to get (local )?issuer certificate|self[- ]signed certificate|alert unknown ca|alert bad certificate/i;
 
 /** NOT_TRUSTED when `err` (a TLS error or a socket's authorizationError) is a trust failure, else undefined. */
 export function trustFailure(err: unknown): string | undefined {
   if (!err) return undefined;
   // A TLSSocket's authorizationError is the bare code string, a client's error an Error with `code`.
-  const code = typeof err === 'string' ? err : typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  const code =
+    typeof err === 'string' ? err : typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && TRUST_CODES.has(code)) return NOT_TRUSTED;
   const message = err instanceof Error ? err.message : String(err);
   return TRUST_TEXT.test(message) ? NOT_TRUSTED : undefined;
@@ -40,7 +42,14 @@ function readFlagFile(flag: string, path: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    const why =
+      e.code === 'ENOENT'
+        ? 'no such file'
+        : e.code === 'EACCES'
+          ? 'permission denied'
+          : e.code === 'EISDIR'
+            ? 'is a directory'
+            : e.message;
     throw new ConfigError(`--${flag}: cannot read ${path}: ${why}`);
   }
 }
@@ -53,16 +62,24 @@ export function readCertificates(flag: string, path: string): { pem: string; cer
   const blocks = pem.match(PEM_CERT) ?? [];
   if (blocks.length === 0) throw new ConfigError(`--${flag}: ${path} holds no PEM certificate`);
   const certs = blocks.map((block, i) => {
-    try { return new X509Certificate(block); }
-    catch (err) { throw new ConfigError(`--${flag}: certificate ${i + 1} in ${path} is invalid: ${(err as Error).message}`); }
+    try {
+      return new X509Certificate(block);
+    } catch (err) {
+      throw new ConfigError(
+        `--${flag}: certificate ${i + 1} in ${path} is invalid: ${(err as Error).message}`,
+      );
+    }
   });
   return { pem, certs };
 }
 
 function readPrivateKey(flag: string, path: string): string {
   const pem = readFlagFile(flag, path);
-  try { createPrivateKey(pem); }
-  catch { throw new ConfigError(`--${flag}: ${path} holds no valid unencrypted PEM private key`); }
+  try {
+    createPrivateKey(pem);
+  } catch {
+    throw new ConfigError(`--${flag}: ${path} holds no valid unencrypted PEM private key`);
+  }
   return pem;
 }
 
@@ -70,13 +87,25 @@ function readPrivateKey(flag: string, path: string): string {
  * A certificate (or chain, leaf first) and its key. The key must match the first certificate:
  * that is how a chain with the leaf elsewhere is caught at start rather than as a refused handshake.
  */
-export function readKeyPair(certFlag: string, certPath: string, keyFlag: string, keyPath: string): { cert: string; key: string; leaf: X509Certificate } {
+export function readKeyPair(
+  certFlag: string,
+  certPath: string,
+  keyFlag: string,
+  keyPath: string,
+): { cert: string; key: string; leaf: X509Certificate } {
   const { pem: cert, certs } = readCertificates(certFlag, certPath);
   const key = readPrivateKey(keyFlag, keyPath);
   if (!certs[0]!.checkPrivateKey(createPrivateKey(key))) {
-    throw new ConfigError(`--${keyFlag}: ${keyPath} does not match the first certificate of --${certFlag} (a chain must start with the leaf certificate)`);
+    throw new ConfigError(
+      `--${keyFlag}: ${keyPath} does not match the first certificate of --${certFlag} (a chain must start with the leaf certificate)`,
+    );
   }
-  try { createSecureContext({ cert, key }); }
-  catch (err) { throw new ConfigError(`--${certFlag}: ${certPath} cannot be used with --${keyFlag}: ${(err as Error).message}`); }
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    throw new ConfigError(
+      `--${certFlag}: ${certPath} cannot be used with --${keyFlag}: ${(err as Error).message}`,
+    );
+  }
   return { cert, key, leaf: certs[0]! };
 }

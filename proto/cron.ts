@@ -7,7 +7,12 @@
  * a day matching either one matches.
  */
 
-export class CronError extends Error { constructor(message: string) { super(message); this.name = 'CronError'; } }
+export class CronError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CronError';
+  }
+}
 
 export interface CronSchedule {
   minutes: Set<number>;
@@ -25,11 +30,22 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
 const SHORTHANDS: Record<string, string> = {
-  '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *',
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
 };
 
-interface FieldSpec { name: string; min: number; max: number; names?: string[]; nameBase?: number }
+interface FieldSpec {
+  name: string;
+  min: number;
+  max: number;
+  names?: string[];
+  nameBase?: number;
+}
 const FIELDS: FieldSpec[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
@@ -43,7 +59,8 @@ function value(text: string, f: FieldSpec): number {
   const lower = text.toLowerCase();
   const named = f.names?.indexOf(lower) ?? -1;
   if (named >= 0) return named + f.nameBase!;
-  if (!/^\d+$/.test(text)) throw new CronError(`${f.name}: "${text}" is not a number${f.names ? ' or a name' : ''}`);
+  if (!/^\d+$/.test(text))
+    throw new CronError(`${f.name}: "${text}" is not a number${f.names ? ' or a name' : ''}`);
   const n = Number(text);
   if (n < f.min || n > f.max) throw new CronError(`${f.name}: ${n} is outside ${f.min}-${f.max}`);
   return n;
@@ -58,12 +75,16 @@ function parseField(text: string, f: FieldSpec): { set: Set<number>; star: boole
     if (extra !== undefined) throw new CronError(`${f.name}: "${part}" has more than one step`);
     let step = 1;
     if (stepText !== undefined) {
-      if (!/^\d+$/.test(stepText) || Number(stepText) < 1) throw new CronError(`${f.name}: step "${stepText}" must be a positive number`);
+      if (!/^\d+$/.test(stepText) || Number(stepText) < 1)
+        throw new CronError(`${f.name}: step "${stepText}" must be a positive number`);
       step = Number(stepText);
     }
     let lo: number, hi: number;
-    if (range === '*' || range === '?') { lo = f.min; hi = f.max === 7 ? 6 : f.max; star = true; }
-    else {
+    if (range === '*' || range === '?') {
+      lo = f.min;
+      hi = f.max === 7 ? 6 : f.max;
+      star = true;
+    } else {
       const bounds = range!.split('-');
       if (bounds.length > 2) throw new CronError(`${f.name}: bad range "${range}"`);
       lo = value(bounds[0]!, f);
@@ -82,7 +103,11 @@ export function parseCron(expression: string): CronSchedule {
   const tz = /^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$/.exec(text);
   if (tz) {
     timeZone = tz[1]!;
-    try { new Intl.DateTimeFormat('en-US', { timeZone }); } catch { throw new CronError(`unknown time zone "${timeZone}"`); }
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone });
+    } catch {
+      throw new CronError(`unknown time zone "${timeZone}"`);
+    }
     text = tz[2]!.trim();
   }
   if (text.startsWith('@')) {
@@ -91,10 +116,19 @@ export function parseCron(expression: string): CronSchedule {
     text = expanded;
   }
   const parts = text.split(/\s+/);
-  if (parts.length !== 5) throw new CronError(`expected 5 fields (minute hour day-of-month month day-of-week), got ${parts.length}`);
+  if (parts.length !== 5)
+    throw new CronError(
+      `expected 5 fields (minute hour day-of-month month day-of-week), got ${parts.length}`,
+    );
   const [mi, h, d, mo, w] = parts.map((p, i) => parseField(p, FIELDS[i]!));
   return {
-    minutes: mi!.set, hours: h!.set, days: d!.set, months: mo!.set, weekdays: w!.set,
-    daysStar: d!.star, weekdaysStar: w!.star, ...(timeZone ? { timeZone } : {}),
+    minutes: mi!.set,
+    hours: h!.set,
+    days: d!.set,
+    months: mo!.set,
+    weekdays: w!.set,
+    daysStar: d!.star,
+    weekdaysStar: w!.star,
+    ...(timeZone ? { timeZone } : {}),
   };
 }

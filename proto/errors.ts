@@ -17,11 +17,22 @@ export const ERROR_KINDS = {
 } as const;
 export type ErrorKind = keyof typeof ERROR_KINDS;
 
-interface ErrorBody { message: string; code: number }
+interface ErrorBody {
+  message: string;
+  code: number;
+}
 
-export const errorBody = (kind: ErrorKind, message: string): ErrorBody => ({ message, code: ERROR_KINDS[kind].code });
+export const errorBody = (kind: ErrorKind, message: string): ErrorBody => ({
+  message,
+  code: ERROR_KINDS[kind].code,
+});
 
-const byStatus = new Map<number, ErrorKind>(Object.entries(ERROR_KINDS).reverse().map(([k, v]) => [v.status, k as ErrorKind]));
+const byStatus = new Map<number, ErrorKind>(
+  Object.entries(ERROR_KINDS)
+    .reverse()
+    .map(([k, v]) => [v.status, k as ErrorKind]),
+);
 
 /** The error kind of an HTTP status (for answers produced outside the API's own handlers). */
-export const kindOfStatus = (status: number): ErrorKind => byStatus.get(status) ?? (status >= 500 ? 'internal' : 'invalid_argument');
+export const kindOfStatus = (status: number): ErrorKind =>
+  byStatus.get(status) ?? (status >= 500 ? 'internal' : 'invalid_argument');

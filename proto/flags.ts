@@ -17,5 +17,8 @@ export interface FlagSpec {
 
 /** A configuration problem: one line naming the flag; programs exit with status 2. */
 export class ConfigError extends Error {
-  constructor(message: string) { super(message); this.name = 'ConfigError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
 }

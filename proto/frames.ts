@@ -9,10 +9,16 @@ export type FrameType = (typeof FRAME_TYPES)[number];
 /** Largest frame a peer accepts; bigger frames close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
-interface Frame { type: FrameType; payload: Buffer }
+interface Frame {
+  type: FrameType;
+  payload: Buffer;
+}
 
 export class FrameError extends Error {
-  constructor(message: string) { super(message); this.name = 'FrameError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'FrameError';
+  }
 }
 
 const NEWLINE = 0x0a;
@@ -34,7 +40,8 @@ export function decodeFrame(data: Buffer): Frame {
   const nl = data.subarray(0, MAX_TYPE_LENGTH + 1).indexOf(NEWLINE);
   if (nl < 0) throw new FrameError('malformed frame: no message type');
   const type = data.subarray(0, nl).toString('ascii');
-  if (!(FRAME_TYPES as readonly string[]).includes(type)) throw new FrameError(`malformed frame: unknown message type "${type.slice(0, MAX_TYPE_LENGTH)}"`);
+  if (!(FRAME_TYPES as readonly string[]).includes(type))
+    throw new FrameError(`malformed frame: unknown message type "${type.slice(0, MAX_TYPE_LENGTH)}"`);
   return { type: type as FrameType, payload: data.subarray(nl + 1) };
 }
 
@@ -54,8 +61,11 @@ export const jsonCodec: PayloadCodec = {
   contentType: CONTENT_JSON,
   encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
   decode: (payload) => {
-    try { return JSON.parse(payload.toString('utf8')); }
-    catch (err) { throw new FrameError(`malformed payload: ${(err as Error).message}`); }
+    try {
+      return JSON.parse(payload.toString('utf8'));
+    } catch (err) {
+      throw new FrameError(`malformed payload: ${(err as Error).message}`);
+    }
   },
 };
 

@@ -11,7 +11,10 @@ export function encodeToken(value: string): string {
   if (value === '') return '=';
   let out = '';
   for (const ch of value) {
-    if (SAFE.test(ch)) { out += ch; continue; }
+    if (SAFE.test(ch)) {
+      out += ch;
+      continue;
+    }
     for (const byte of Buffer.from(ch, 'utf8')) out += '=' + byte.toString(16).toUpperCase().padStart(2, '0');
   }
   return out;
@@ -22,8 +25,10 @@ export function decodeToken(token: string): string {
   const bytes: number[] = [];
   for (let i = 0; i < token.length; i++) {
     const c = token[i]!;
-    if (c === '=') { bytes.push(parseInt(token.slice(i + 1, i + 3), 16)); i += 2; }
-    else bytes.push(c.charCodeAt(0));
+    if (c === '=') {
+      bytes.push(parseInt(token.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(c.charCodeAt(0));
   }
   return Buffer.from(bytes).toString('utf8');
 }
@@ -105,7 +110,8 @@ export const etcdKeys = {
 export const configKeys = {
   namespaced: (resource: string, ns: string, name: string) => `/monitor/config/${resource}/${ns}/${name}`,
   cluster: (resource: string, name: string) => `/monitor/config/${resource}/${name}`,
-  prefix: (resource: string, ns?: string) => (ns === undefined ? `/monitor/config/${resource}/` : `/monitor/config/${resource}/${ns}/`),
+  prefix: (resource: string, ns?: string) =>
+    ns === undefined ? `/monitor/config/${resource}/` : `/monitor/config/${resource}/${ns}/`,
 };
 
 export function shardOfOwnerKey(key: string): number | undefined {

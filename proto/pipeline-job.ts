@@ -5,7 +5,15 @@ import type { Event } from './schemas/event.ts';
 // writes it (entity actors, and the metrics path for events never stored) with encodeJob, and the
 // pipeline workers read it with decodeJob.
 
-const JOB_SOURCES = ['check', 'keepalive', 'registration', 'deregistration', 'resolution', 'ttl', 'metrics'] as const;
+const JOB_SOURCES = [
+  'check',
+  'keepalive',
+  'registration',
+  'deregistration',
+  'resolution',
+  'ttl',
+  'metrics',
+] as const;
 
 /** Why the backend put an event on the queue (for logs and for handlers that care). */
 export type JobSource = (typeof JOB_SOURCES)[number];
@@ -30,7 +38,12 @@ const PipelineJobSchema = v.object({
   previous_state: v.optional(v.string()),
   event: v.looseObject({
     id: v.optional(v.string()),
-    check: v.optional(v.looseObject({ metadata: v.looseObject({ name: v.string() }), handlers: v.optional(v.nullable(v.array(v.string()))) })),
+    check: v.optional(
+      v.looseObject({
+        metadata: v.looseObject({ name: v.string() }),
+        handlers: v.optional(v.nullable(v.array(v.string()))),
+      }),
+    ),
     entity: v.optional(v.looseObject({ metadata: v.looseObject({}) })),
     metrics: v.optional(v.looseObject({})),
     metadata: v.optional(v.looseObject({})),
@@ -73,6 +86,8 @@ export function namedHandlers(event: Event): string[] {
 export function pipelineRefs(event: Event): Array<{ name?: unknown; type?: unknown; api_version?: unknown }> {
   const check = event.check as { pipelines?: unknown } | undefined;
   const refs: Array<{ name?: unknown }> = [];
-  for (const list of [event.pipelines, check?.pipelines]) if (Array.isArray(list)) for (const r of list) if (r && typeof r === 'object') refs.push(r as { name?: unknown });
+  for (const list of [event.pipelines, check?.pipelines])
+    if (Array.isArray(list))
+      for (const r of list) if (r && typeof r === 'object') refs.push(r as { name?: unknown });
   return refs;
 }

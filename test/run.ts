@@ -152,7 +152,12 @@ function killRecordedGroups(file: string): string[] {
   } catch {
     return killed;
   }
-  for (const pgid of new Set(text.split('\n').map(Number).filter((x) => Number.isInteger(x) && x > 1))) {
+  for (const pgid of new Set(
+    text
+      .split('\n')
+      .map(Number)
+      .filter((x) => Number.isInteger(x) && x > 1),
+  )) {
     try {
       process.kill(-pgid, 0);
     } catch {
@@ -221,7 +226,13 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', rel], {
       cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MONITOR_TEST_PGID_FILE: files.pgids, MONITOR_TEST_TMP_FILE: files.dirs },
+      env: {
+        ...process.env,
+        NO_COLOR: '1',
+        FORCE_COLOR: '0',
+        MONITOR_TEST_PGID_FILE: files.pgids,
+        MONITOR_TEST_TMP_FILE: files.dirs,
+      },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -296,7 +307,8 @@ async function main(): Promise<number> {
   let failed = 0;
   let skipped = 0;
   try {
-    if (files.length === 0) process.stdout.write(`no test files matched${filters.length ? ` ${JSON.stringify(filters)}` : ''}\n`);
+    if (files.length === 0)
+      process.stdout.write(`no test files matched${filters.length ? ` ${JSON.stringify(filters)}` : ''}\n`);
     for (const rel of files) {
       process.stdout.write(`\n=== ${rel}\n`);
       const t0 = Date.now();

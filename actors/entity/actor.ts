@@ -6,12 +6,26 @@ import { KEEPALIVE_CHECK, type Check, type Event } from '../../proto/schemas/eve
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
 import { isResolution, mergeCheck } from './check-state.ts';
 import {
-  KEEPALIVE_TIMER, derivedEventId, keepaliveCheck, keepaliveEventFields, nextJudgement,
-  okOutput, silenceStatus, silentOutput,
+  KEEPALIVE_TIMER,
+  derivedEventId,
+  keepaliveCheck,
+  keepaliveEventFields,
+  nextJudgement,
+  okOutput,
+  silenceStatus,
+  silentOutput,
 } from './keepalive.ts';
 import {
-  ENTITY_KIND, type DeleteEventMsg, type EntityMessage, type EntityProtocol, type EntityState, type EventMsg,
-  type KeepaliveMsg, type KeepaliveState, type Origin, type PutEntityMsg,
+  ENTITY_KIND,
+  type DeleteEventMsg,
+  type EntityMessage,
+  type EntityProtocol,
+  type EntityState,
+  type EventMsg,
+  type KeepaliveMsg,
+  type KeepaliveState,
+  type Origin,
+  type PutEntityMsg,
 } from './messages.ts';
 import { deregistrationEvent, resolutionEvent, type DeregistrationCause } from './deregistration.ts';
 import { registrationEvent } from './registration.ts';
@@ -38,7 +52,12 @@ const newEventId = (t: Turn<unknown>) => {
  * The entity as the backend stores it: identity from the actor's own id (never from a payload), its
  * own `entity:<name>` subscription, the class the caller decides.
  */
-function normalizedEntity(incoming: Entity, origin: Origin, entityClass: NonNullable<Entity['entity_class']>, previous?: Entity): Entity {
+function normalizedEntity(
+  incoming: Entity,
+  origin: Origin,
+  entityClass: NonNullable<Entity['entity_class']>,
+  previous?: Entity,
+): Entity {
   const subs = new Set([...(incoming.subscriptions ?? []), `entity:${origin.name}`]);
   return {
     ...previous,
@@ -56,7 +75,10 @@ function normalizedEntity(incoming: Entity, origin: Origin, entityClass: NonNull
 const entityJson = new WeakMap<Entity, string>();
 function withEntity(eventJson: string, entity: Entity): string {
   let json = entityJson.get(entity);
-  if (json === undefined) { json = JSON.stringify(entity); entityJson.set(entity, json); }
+  if (json === undefined) {
+    json = JSON.stringify(entity);
+    entityJson.set(entity, json);
+  }
   return `${eventJson.slice(0, -1)},"entity":${json}}`;
 }
 
@@ -73,14 +95,22 @@ interface EntityActorOptions {
   /** Whether an event has handlers or pipelines to go to; without it every event is queued. */
   interest?: PipelineInterest;
   /** The silenced entries that silence an event, and those of them to delete once it resolves. */
-  silence?: (namespace: string, event: Event, entity: Entity, nowSec: number) => { names: string[]; onResolve: string[] };
+  silence?: (
+    namespace: string,
+    event: Event,
+    entity: Entity,
+    nowSec: number,
+  ) => { names: string[]; onResolve: string[] };
   /** Deletes silenced entries (`expire_on_resolve`) after a resolution was stored. */
   unsilence?: (namespace: string, names: string[]) => Promise<void>;
   /** Sends an agent its entity as the backend now stores it (after an API update). */
   pushConfig?: (namespace: string, name: string, entity: Entity) => void;
 }
 
-export interface EntityStats { events: number; keepalives: number }
+export interface EntityStats {
+  events: number;
+  keepalives: number;
+}
 
 /**
  * The entity actor: one agent or proxy entity and every event of it. It registers agents on their
@@ -95,7 +125,18 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
    * turn, queues it for the pipeline: silencing is decided here, before storage, and never stops it.
    * Metrics travel to the pipeline but are not stored (docs/compatibility.md#event-fields).
    */
-  function record(t: Turn<EntityState>, p: { key: string; id: string; source: JobSource; entity: Entity; check: Check; previous?: Event; rest: Omit<Event, 'entity' | 'check'> }): void {
+  function record(
+    t: Turn<EntityState>,
+    p: {
+      key: string;
+      id: string;
+      source: JobSource;
+      entity: Entity;
+      check: Check;
+      previous?: Event;
+      rest: Omit<Event, 'entity' | 'check'>;
+    },
+  ): void {
     const ns = p.entity.metadata.namespace ?? 'default';
     const nowSec = sec(t.now);
     let check = p.check;
@@ -110,7 +151,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     t.writeJson(buckets.events, p.key, eventJson);
     const event = { ...p.rest, check };
     if (wanted(ns, event)) {
-      const jobEvent = metrics === undefined ? eventJson : `${eventJson.slice(0, -1)},"metrics":${JSON.stringify(metrics)}}`;
+      const jobEvent =
+        metrics === undefined ? eventJson : `${eventJson.slice(0, -1)},"metrics":${JSON.stringify(metrics)}}`;
       queueJob(t, p.id, p.source, jobEvent, p.previous?.check?.state);
     }
     if (onResolve.length > 0 && opts.unsilence && isResolution(check)) {
@@ -120,7 +162,12 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   }
 
   /** A keepalive, from an agent (it registers the agent) or through the events API (any entity). */
-  async function keepalive(t: Turn<EntityState>, origin: Origin, event: Event, entity: Entity): Promise<{ registered: boolean }> {
+  async function keepalive(
+    t: Turn<EntityState>,
+    origin: Origin,
+    event: Event,
+    entity: Entity,
+  ): Promise<{ registered: boolean }> {
     const nowSec = sec(t.now);
     const registered = t.state === undefined;
     const check = event.check ?? { metadata: { name: KEEPALIVE_CHECK } };
@@ -137,14 +184,21 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
       // Not stored and not in the API: handled (when a `registration` handler exists) and logged.
       const reg = registrationEvent(entity, derivedEventId(id, 'registration'), nowSec, opts.node);
-      t.log.info('registration event', { namespace: origin.namespace, entity: origin.name, event: { ...reg, entity: redactEntity(entity) } });
+      t.log.info('registration event', {
+        namespace: origin.namespace,
+        entity: origin.name,
+        event: { ...reg, entity: redactEntity(entity) },
+      });
       if (wanted(origin.namespace, reg)) queueJob(t, reg.id!, 'registration', JSON.stringify(reg));
     }
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
     // A resent keepalive is recognised by its message id (the runtime), not by its event id.
     const previous = await t.read<Event>(buckets.events, key);
-    const merged = mergeCheck(previous?.check, keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node));
+    const merged = mergeCheck(
+      previous?.check,
+      keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node),
+    );
     const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
     record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
     // A new owner after a takeover waits one interval before judging, so a failover never turns a
@@ -157,7 +211,11 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
 
   async function agentKeepalive(t: Turn<EntityState>, msg: KeepaliveMsg) {
     stats.keepalives++;
-    const incoming = { ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity), last_seen: sec(t.now), user: msg.origin.user };
+    const incoming = {
+      ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity),
+      last_seen: sec(t.now),
+      user: msg.origin.user,
+    };
     const entity = t.state?.api_managed ? withStoredConfig(incoming, t.state.entity) : incoming;
     return keepalive(t, msg.origin, msg.event, entity);
   }
@@ -167,9 +225,15 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const ka = st?.keepalive;
     if (!st || !ka) return;
     const silentMs = t.now - ka.last_seen_ms;
-    if (silentMs < ka.warning * 1000) { t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000); return; }
+    if (silentMs < ka.warning * 1000) {
+      t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
+      return;
+    }
     // An agent that asked to be deregistered is gone for good once its keepalives stop.
-    if (st.entity.deregister) { await deregister(t, 'keepalive timeout'); return; }
+    if (st.entity.deregister) {
+      await deregister(t, 'keepalive timeout');
+      return;
+    }
     const { status, timeout } = silenceStatus(ka, silentMs);
     const name = st.entity.metadata.name ?? '';
     const ns = st.entity.metadata.namespace ?? 'default';
@@ -179,7 +243,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const id = derivedEventId(ns, name, KEEPALIVE_CHECK, 'silence', at);
     if (previous?.id !== id) {
       const nowSec = sec(t.now);
-      const merged = mergeCheck(previous?.check, keepaliveCheck(ka, ns, status, silentOutput(name, sec(silentMs), timeout), nowSec, opts.node));
+      const merged = mergeCheck(
+        previous?.check,
+        keepaliveCheck(ka, ns, status, silentOutput(name, sec(silentMs), timeout), nowSec, opts.node),
+      );
       const rest = keepaliveEventFields(st.entity.metadata.namespace, id, nowSec);
       record(t, { key, id, source: 'keepalive', entity: st.entity, check: merged, previous, rest });
       t.log.warn('keepalive silence', { namespace: ns, entity: name, status, silent_s: sec(silentMs) });
@@ -195,16 +262,30 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (check.metadata.name === KEEPALIVE_CHECK) {
       if (!fromApi) throw new ActorError('invalid', 'keepalive events travel as keepalive frames');
       const cls = t.state?.entity.entity_class ?? event.entity?.entity_class ?? 'proxy';
-      await keepalive(t, origin, event, normalizedEntity(event.entity ?? { metadata: {} }, origin, cls, t.state?.entity));
+      await keepalive(
+        t,
+        origin,
+        event,
+        normalizedEntity(event.entity ?? { metadata: {} }, origin, cls, t.state?.entity),
+      );
       return { stored: true };
     }
     const nowSec = sec(t.now);
     let entity = t.state?.entity;
     if (!entity) {
-      if (!event.entity && !fromApi) throw new ActorError('not_found', `entity ${origin.namespace}/${origin.name} is not registered`);
+      if (!event.entity && !fromApi)
+        throw new ActorError('not_found', `entity ${origin.namespace}/${origin.name} is not registered`);
       // An event about an entity nobody registered creates it: a proxy unless the event says otherwise.
-      entity = normalizedEntity(event.entity ?? { metadata: {} }, origin, fromApi ? (event.entity?.entity_class ?? 'proxy') : 'agent');
-      t.log.info('entity created by an event', { namespace: origin.namespace, entity: origin.name, class: entity.entity_class });
+      entity = normalizedEntity(
+        event.entity ?? { metadata: {} },
+        origin,
+        fromApi ? (event.entity?.entity_class ?? 'proxy') : 'agent',
+      );
+      t.log.info('entity created by an event', {
+        namespace: origin.namespace,
+        entity: origin.name,
+        class: entity.entity_class,
+      });
     }
     // A new state only when something changed: an event of a known check leaves it as it is.
     if (!t.state) t.state = { entity, checks: [check.metadata.name] };
@@ -223,35 +304,58 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const { entity: _given, check: _check, ...rest } = event;
     const id = event.id ?? newEventId(t);
     record(t, {
-      key, id, source: 'check', entity, check: merged, previous,
-      rest: { ...rest, timestamp: event.timestamp ?? nowSec, metadata: { ...event.metadata, namespace: origin.namespace } },
+      key,
+      id,
+      source: 'check',
+      entity,
+      check: merged,
+      previous,
+      rest: {
+        ...rest,
+        timestamp: event.timestamp ?? nowSec,
+        metadata: { ...event.metadata, namespace: origin.namespace },
+      },
     });
     armTtl(t, check);
     return { stored: true };
   }
 
-  async function deleteEvent(t: Turn<EntityState>, origin: Origin, msg: DeleteEventMsg): Promise<{ deleted: boolean }> {
+  async function deleteEvent(
+    t: Turn<EntityState>,
+    origin: Origin,
+    msg: DeleteEventMsg,
+  ): Promise<{ deleted: boolean }> {
     const key = eventKey(origin.namespace, origin.name, msg.check);
     if ((await t.read<Event>(buckets.events, key)) === undefined) return { deleted: false };
     t.remove(buckets.events, key);
     disarmTtl(t, [msg.check]);
     if (t.state) t.state = { ...t.state, checks: (t.state.checks ?? []).filter((c) => c !== msg.check) };
     // Deleting the keepalive event stops judging the entity's silence until it sends another.
-    if (msg.check === KEEPALIVE_CHECK && t.state) { t.clearTimer(KEEPALIVE_TIMER); t.state = { ...t.state, keepalive: undefined }; }
+    if (msg.check === KEEPALIVE_CHECK && t.state) {
+      t.clearTimer(KEEPALIVE_TIMER);
+      t.state = { ...t.state, keepalive: undefined };
+    }
     return { deleted: true };
   }
 
-  async function putEntity(t: Turn<EntityState>, origin: Origin, msg: PutEntityMsg): Promise<{ created: boolean; entity: Entity }> {
+  async function putEntity(
+    t: Turn<EntityState>,
+    origin: Origin,
+    msg: PutEntityMsg,
+  ): Promise<{ created: boolean; entity: Entity }> {
     const existing = t.state?.entity;
-    if (msg.mode === 'create' && existing) throw new ActorError('conflict', `entity "${origin.name}" already exists`);
-    if (msg.mode === 'patch' && !existing) throw new ActorError('not_found', `entity "${origin.name}" not found`);
+    if (msg.mode === 'create' && existing)
+      throw new ActorError('conflict', `entity "${origin.name}" already exists`);
+    if (msg.mode === 'patch' && !existing)
+      throw new ActorError('not_found', `entity "${origin.name}" not found`);
     const base = msg.mode === 'patch' ? (mergePatch(existing, msg.patch ?? {}) as Entity) : msg.entity!;
     const cls = base.entity_class ?? existing?.entity_class ?? 'proxy';
     const entity = normalizedEntity(base, origin, cls);
     entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
     t.state = { ...t.state, entity, api_managed: true };
     // A connected agent adopts what the backend stores (labels, subscriptions, redact, ...).
-    if (entity.entity_class === 'agent' && opts.pushConfig) t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));
+    if (entity.entity_class === 'agent' && opts.pushConfig)
+      t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));
     return { created: !existing, entity };
   }
 
@@ -260,7 +364,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
    * that is durable, each event goes to its handlers resolved, and a deregistration event to the
    * deregistration handler.
    */
-  async function deregister(t: Turn<EntityState>, cause: DeregistrationCause): Promise<{ deregistered: boolean }> {
+  async function deregister(
+    t: Turn<EntityState>,
+    cause: DeregistrationCause,
+  ): Promise<{ deregistered: boolean }> {
     const st = t.state;
     if (!st?.entity.deregister) return { deregistered: false };
     const entity = st.entity;
@@ -273,16 +380,24 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     }
     await deleteEntity(t, { namespace: ns, name, user: 'system' });
     const job = deregistrationEvent(entity, cause, t.now, opts.node, opts.deregistrationHandler ?? '');
-    t.log.info('entity deregistered', { namespace: ns, entity: name, cause, handlers: job.handlers, event: { ...job.event, entity: redactEntity(entity) } });
+    t.log.info('entity deregistered', {
+      namespace: ns,
+      entity: name,
+      cause,
+      handlers: job.handlers,
+      event: { ...job.event, entity: redactEntity(entity) },
+    });
     // No handler, nothing to run: the reference publishes the event only when one is named.
-    if (job.handlers.length > 0 && wanted(ns, job.event)) queueJob(t, job.event.id!, 'deregistration', JSON.stringify(job.event));
+    if (job.handlers.length > 0 && wanted(ns, job.event))
+      queueJob(t, job.event.id!, 'deregistration', JSON.stringify(job.event));
     return { deregistered: true };
   }
 
   /** Deletes the entity and every event of it; the actor's record goes too. */
   async function deleteEntity(t: Turn<EntityState>, origin: Origin): Promise<{ deleted: boolean }> {
     if (!t.state) return { deleted: false };
-    for (const check of t.state.checks ?? []) t.remove(buckets.events, eventKey(origin.namespace, origin.name, check));
+    for (const check of t.state.checks ?? [])
+      t.remove(buckets.events, eventKey(origin.namespace, origin.name, check));
     t.clearTimer(KEEPALIVE_TIMER);
     disarmTtl(t, t.state.checks ?? []);
     t.state = undefined;
@@ -295,9 +410,15 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   };
 
   // Typed by the protocol, so a handler and its senders cannot disagree on a body or a reply.
-  const handlers: { [T in EntityMessage]: (t: Turn<EntityState>, body: EntityProtocol[T]['body']) => EntityProtocol[T]['reply'] | Promise<EntityProtocol[T]['reply']> } = {
+  const handlers: {
+    [T in EntityMessage]: (
+      t: Turn<EntityState>,
+      body: EntityProtocol[T]['body'],
+    ) => EntityProtocol[T]['reply'] | Promise<EntityProtocol[T]['reply']>;
+  } = {
     keepalive: (t, msg) => agentKeepalive(t, msg),
-    event: (t, msg) => storeEvent(t, { ...msg, origin: { ...originOf(t.id), user: msg.origin?.user ?? 'system' } }),
+    event: (t, msg) =>
+      storeEvent(t, { ...msg, origin: { ...originOf(t.id), user: msg.origin?.user ?? 'system' } }),
     'delete-event': (t, msg) => deleteEvent(t, originOf(t.id), msg),
     'put-entity': (t, msg) => putEntity(t, originOf(t.id, msg.user), msg),
     'delete-entity': (t) => deleteEntity(t, originOf(t.id)),
@@ -308,9 +429,13 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   return {
     kind: ENTITY_KIND,
     bucket: buckets.entities,
-    keyTokens: (id) => { const i = id.indexOf('/'); return [id.slice(0, i), id.slice(i + 1)]; },
+    keyTokens: (id) => {
+      const i = id.indexOf('/');
+      return [id.slice(0, i), id.slice(i + 1)];
+    },
     async receive(t, type, body) {
-      if (!Object.hasOwn(handlers, type)) throw new ActorError('invalid', `entity actor has no message "${type}"`);
+      if (!Object.hasOwn(handlers, type))
+        throw new ActorError('invalid', `entity actor has no message "${type}"`);
       // The body was validated where it entered the system (the gateway), not here.
       return handlers[type as EntityMessage](t, body as never);
     },

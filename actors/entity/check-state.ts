@@ -49,12 +49,19 @@ export function mergeCheck(previous: Check | undefined, current: Check): Check {
   else if (occurrences > watermark) watermark = occurrences;
 
   const score = totalStateChange(history);
-  const flapping = isFlapping(score, previous?.state === 'flapping', current.low_flap_threshold, current.high_flap_threshold);
+  const flapping = isFlapping(
+    score,
+    previous?.state === 'flapping',
+    current.low_flap_threshold,
+    current.high_flap_threshold,
+  );
   let lastOk = previous?.last_ok ?? 0;
   let state: string;
   if (flapping) state = 'flapping';
-  else if (status === 0) { state = 'passing'; lastOk = executed; }
-  else state = 'failing';
+  else if (status === 0) {
+    state = 'passing';
+    lastOk = executed;
+  } else state = 'failing';
 
   return {
     ...current,

@@ -11,7 +11,13 @@ export type DeregistrationCause = 'agent stopped' | 'keepalive timeout';
  * The event a deregistered entity leaves behind for the pipeline (it is never stored): check
  * `deregistration`, status 1, for the entity's own handler or else the backend's default one.
  */
-export function deregistrationEvent(entity: Entity, cause: DeregistrationCause, nowMs: number, node: string, defaultHandler: string): { event: Event; handlers: string[] } {
+export function deregistrationEvent(
+  entity: Entity,
+  cause: DeregistrationCause,
+  nowMs: number,
+  node: string,
+  defaultHandler: string,
+): { event: Event; handlers: string[] } {
   const name = entity.metadata.name ?? '';
   const ns = entity.metadata.namespace ?? 'default';
   const handler = entity.deregistration?.handler || defaultHandler;
@@ -49,5 +55,10 @@ export function resolutionEvent(event: Event, nowMs: number): Event | undefined 
   if (!check || handlers.length === 0) return undefined;
   const sec = Math.floor(nowMs / 1000);
   const id = derivedEventId(event.id ?? '', 'resolution');
-  return { ...event, id, timestamp: sec, check: { ...check, status: 0, state: 'passing', history: [], output: RESOLVING_OUTPUT, executed: sec } };
+  return {
+    ...event,
+    id,
+    timestamp: sec,
+    check: { ...check, status: 0, state: 'passing', history: [], output: RESOLVING_OUTPUT, executed: sec },
+  };
 }

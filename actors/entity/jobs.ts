@@ -11,7 +11,13 @@ import type { Turn } from '../runtime/types.ts';
  * applied (the same on its every retry) and the event, so a retried message queues its job once,
  * while a new message about an event with the same id (a user resolving it by hand) gets its own.
  */
-export function queueJob(t: Turn<unknown>, eventId: string, source: JobSource, eventJson: string, previousState?: string): void {
+export function queueJob(
+  t: Turn<unknown>,
+  eventId: string,
+  source: JobSource,
+  eventJson: string,
+  previousState?: string,
+): void {
   const id = t.messageId === undefined || t.messageId === eventId ? eventId : `${t.messageId}.${eventId}`;
   t.enqueue(subjects.pipelineJobs, encodeJob(id, source, eventJson, previousState), id);
 }

@@ -5,8 +5,10 @@ import type { KeepaliveState } from './messages.ts';
 
 export const KEEPALIVE_TIMER = 'keepalive';
 
-export const okOutput = (name: string, sentAtSec: number) => `Keepalive last sent from ${name} at ${goTimeString(sentAtSec)}`;
-export const silentOutput = (name: string, silentSec: number, timeout: number) => `No keepalive sent from ${name} for ${silentSec} seconds (>= ${timeout})`;
+export const okOutput = (name: string, sentAtSec: number) =>
+  `Keepalive last sent from ${name} at ${goTimeString(sentAtSec)}`;
+export const silentOutput = (name: string, silentSec: number, timeout: number) =>
+  `No keepalive sent from ${name} for ${silentSec} seconds (>= ${timeout})`;
 
 /** The status a silent agent has after `silentMs`: 2 past the critical timeout, else 1. */
 export function silenceStatus(ka: KeepaliveState, silentMs: number): { status: 1 | 2; timeout: number } {
@@ -31,7 +33,14 @@ export function derivedEventId(...parts: (string | number)[]): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }
 
-export function keepaliveCheck(ka: KeepaliveState, namespace: string, status: number, output: string, executedSec: number, node: string): Check {
+export function keepaliveCheck(
+  ka: KeepaliveState,
+  namespace: string,
+  status: number,
+  output: string,
+  executedSec: number,
+  node: string,
+): Check {
   return {
     metadata: { name: KEEPALIVE_CHECK, namespace },
     interval: ka.interval,
@@ -48,6 +57,11 @@ export function keepaliveCheck(ka: KeepaliveState, namespace: string, status: nu
 }
 
 /** The fields of a keepalive event besides its entity and check (the actor stores those itself). */
-export function keepaliveEventFields(namespace: string | undefined, id: string, timestampSec: number, sequence?: number): Omit<Event, 'entity' | 'check'> {
+export function keepaliveEventFields(
+  namespace: string | undefined,
+  id: string,
+  timestampSec: number,
+  sequence?: number,
+): Omit<Event, 'entity' | 'check'> {
   return { timestamp: timestampSec, id, sequence, metadata: { namespace } };
 }

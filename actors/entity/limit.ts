@@ -9,7 +9,10 @@ export const ENTITY_LIMIT_MESSAGE = 'a valid license with a sufficient entity li
  * pass the limit by a few: a soft limit, like a licence count, not a quota the store enforces.
  */
 export class EntityLimit {
-  constructor(readonly limit: number, private readonly model: Pick<EntityReadModel, 'entities'>) {}
+  constructor(
+    readonly limit: number,
+    private readonly model: Pick<EntityReadModel, 'entities'>,
+  ) {}
 
   /** True when `ns/name` does not exist yet and the cluster is full. */
   refuses(ns: string, name: string): boolean {

@@ -9,7 +9,11 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 export function withStoredConfig(incoming: Entity, stored: Entity): Entity {
   return {
     ...incoming,
-    metadata: { ...incoming.metadata, labels: stored.metadata.labels, annotations: stored.metadata.annotations },
+    metadata: {
+      ...incoming.metadata,
+      labels: stored.metadata.labels,
+      annotations: stored.metadata.annotations,
+    },
     subscriptions: stored.subscriptions,
     redact: stored.redact,
     deregister: stored.deregister,

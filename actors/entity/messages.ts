@@ -7,27 +7,47 @@ export const ENTITY_KIND = 'entity';
 export const entityActorId = (namespace: string, name: string) => `${namespace}/${name}`;
 
 /** Who sent the message: the agent session the gateway authenticated, or an API user. */
-export interface Origin { namespace: string; name: string; user: string }
+export interface Origin {
+  namespace: string;
+  name: string;
+  user: string;
+}
 
-export interface KeepaliveMsg { origin: Origin; event: Event & { entity: Entity } }
+export interface KeepaliveMsg {
+  origin: Origin;
+  event: Event & { entity: Entity };
+}
 
 /**
  * An event for this entity. From an agent session (`source: 'agent'`) the entity is the agent; from
  * the API an unknown entity is created as a proxy (or with the class the event names).
  */
-export interface EventMsg { origin: Origin; event: Event; source?: 'agent' | 'api' }
+export interface EventMsg {
+  origin: Origin;
+  event: Event;
+  source?: 'agent' | 'api';
+}
 
 /** Create, replace or merge-patch the entity through the API. */
-export interface PutEntityMsg { mode: 'create' | 'replace' | 'patch'; entity?: Entity; patch?: Record<string, unknown>; user: string }
+export interface PutEntityMsg {
+  mode: 'create' | 'replace' | 'patch';
+  entity?: Entity;
+  patch?: Record<string, unknown>;
+  user: string;
+}
 
-export interface DeleteEventMsg { check: string }
+export interface DeleteEventMsg {
+  check: string;
+}
 
 /**
  * A retried message is answered what the runtime remembered of its first reply, and it does not
  * keep every reply (large ones, see actors/runtime/applied.ts): a reply with an entity may come
  * back as this.
  */
-interface ReplyNotKept { duplicate: true }
+interface ReplyNotKept {
+  duplicate: true;
+}
 
 /**
  * Every message of the entity actor, with its body and its reply: the actor's dispatch and its

@@ -10,9 +10,17 @@ import { recordHasNoState } from '../runtime/cell.ts';
 export class ReadItem {
   private text: string | undefined;
   private parsed: unknown;
-  constructor(readonly key: string, private readonly raw: string, private readonly extract?: (raw: string) => string) {}
-  get json(): string { return (this.text ??= this.extract ? this.extract(this.raw) : this.raw); }
-  value<T>(): T { return (this.parsed ??= JSON.parse(this.json)) as T; }
+  constructor(
+    readonly key: string,
+    private readonly raw: string,
+    private readonly extract?: (raw: string) => string,
+  ) {}
+  get json(): string {
+    return (this.text ??= this.extract ? this.extract(this.raw) : this.raw);
+  }
+  value<T>(): T {
+    return (this.parsed ??= JSON.parse(this.json)) as T;
+  }
 }
 
 /**
@@ -23,7 +31,9 @@ export class SortedIndex {
   private keys: string[] = [];
   private readonly items = new Map<string, ReadItem>();
 
-  get size(): number { return this.items.size; }
+  get size(): number {
+    return this.items.size;
+  }
 
   set(item: ReadItem): void {
     if (!this.items.has(item.key)) this.keys.splice(this.lowerBound(item.key), 0, item.key);
@@ -36,9 +46,15 @@ export class SortedIndex {
     if (this.keys[i] === key) this.keys.splice(i, 1);
   }
 
-  has(key: string): boolean { return this.items.has(key); }
-  get(key: string): ReadItem | undefined { return this.items.get(key); }
-  allKeys(): string[] { return [...this.keys]; }
+  has(key: string): boolean {
+    return this.items.has(key);
+  }
+  get(key: string): ReadItem | undefined {
+    return this.items.get(key);
+  }
+  allKeys(): string[] {
+    return [...this.keys];
+  }
 
   /** Items with keys starting with `prefix`, after `after` (exclusive) when given. */
   *range(prefix: string, after?: string): Generator<ReadItem> {
@@ -52,8 +68,13 @@ export class SortedIndex {
   }
 
   private lowerBound(key: string): number {
-    let lo = 0, hi = this.keys.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (this.keys[mid]! < key) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.keys[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
     return lo;
   }
 }
@@ -87,10 +108,15 @@ export class EntityReadModel {
   /** Calls `listener` on every event change after the first full pass; returns the unsubscribe. */
   onEventChange(listener: EventChangeListener): () => void {
     this.eventListeners.add(listener);
-    return () => { this.eventListeners.delete(listener); };
+    return () => {
+      this.eventListeners.delete(listener);
+    };
   }
 
-  constructor(private readonly entityStore: KvStore, private readonly eventStore: KvStore) {}
+  constructor(
+    private readonly entityStore: KvStore,
+    private readonly eventStore: KvStore,
+  ) {}
 
   start(): Promise<void> {
     return Promise.all([
@@ -101,11 +127,20 @@ export class EntityReadModel {
 
   private emitEvent(change: EventChange): void {
     for (const l of this.eventListeners) {
-      try { l(change); } catch { /* a listener's failure is its own; the model goes on */ }
+      try {
+        l(change);
+      } catch {
+        /* a listener's failure is its own; the model goes on */
+      }
     }
   }
 
-  private follow(store: KvStore, index: SortedIndex, toItem: (key: string, data: Uint8Array) => ReadItem | undefined, emit?: (c: EventChange) => void): Promise<void> {
+  private follow(
+    store: KvStore,
+    index: SortedIndex,
+    toItem: (key: string, data: Uint8Array) => ReadItem | undefined,
+    emit?: (c: EventChange) => void,
+  ): Promise<void> {
     return new Promise((resolve) => {
       let seen: Set<string> | undefined;
       // The first pass is the starting state, not changes; a later pass (after the watch was away)
@@ -114,47 +149,67 @@ export class EntityReadModel {
       const removed = (k: string, revision?: number) => {
         if (!index.has(k)) return;
         index.delete(k);
-        if (emit && !first) { const [namespace, entity, check] = k.split(SEP) as [string, string, string]; emit({ op: 'delete', namespace, entity, check, revision }); }
+        if (emit && !first) {
+          const [namespace, entity, check] = k.split(SEP) as [string, string, string];
+          emit({ op: 'delete', namespace, entity, check, revision });
+        }
       };
-      this.watches.push(store.follow({
-        onStart: () => { seen = new Set(); },
-        onPut: (key, data, revision?: number) => {
-          const item = toItem(key, data);
-          if (!item) { const k = compositeKey(key, store === this.entityStore); if (k) removed(k, revision); return; }
-          seen?.add(item.key);
-          const before = emit && !first ? index.get(item.key) : undefined;
-          index.set(item);
-          if (emit && !first && !(seen && before?.json === item.json)) {
-            const [namespace, entity, check] = item.key.split(SEP) as [string, string, string];
-            emit({ op: 'put', namespace, entity, check, json: item.json, revision });
-          }
-        },
-        onDelete: (key, revision?: number) => { const k = compositeKey(key, store === this.entityStore); if (k) removed(k, revision); },
-        onReady: () => {
-          // What the new pass did not deliver was deleted while the watch was away.
-          if (seen) for (const k of index.allKeys()) if (!seen.has(k)) removed(k);
-          seen = undefined;
-          first = false;
-          resolve();
-        },
-      }));
+      this.watches.push(
+        store.follow({
+          onStart: () => {
+            seen = new Set();
+          },
+          onPut: (key, data, revision?: number) => {
+            const item = toItem(key, data);
+            if (!item) {
+              const k = compositeKey(key, store === this.entityStore);
+              if (k) removed(k, revision);
+              return;
+            }
+            seen?.add(item.key);
+            const before = emit && !first ? index.get(item.key) : undefined;
+            index.set(item);
+            if (emit && !first && !(seen && before?.json === item.json)) {
+              const [namespace, entity, check] = item.key.split(SEP) as [string, string, string];
+              emit({ op: 'put', namespace, entity, check, json: item.json, revision });
+            }
+          },
+          onDelete: (key, revision?: number) => {
+            const k = compositeKey(key, store === this.entityStore);
+            if (k) removed(k, revision);
+          },
+          onReady: () => {
+            // What the new pass did not deliver was deleted while the watch was away.
+            if (seen) for (const k of index.allKeys()) if (!seen.has(k)) removed(k);
+            seen = undefined;
+            first = false;
+            resolve();
+          },
+        }),
+      );
     });
   }
 
-  stop(): void { for (const w of this.watches) w.stop(); }
+  stop(): void {
+    for (const w of this.watches) w.stop();
+  }
 }
 
 /** `017.default.web-01` → `default\0web-01`; `default.web-01.disk` → `default\0web-01\0disk`. */
 function compositeKey(kvKey: string, isEntityRecord: boolean): string | undefined {
   const tokens = kvKey.split('.');
-  if (isEntityRecord) return tokens.length === 3 ? decodeToken(tokens[1]!) + SEP + decodeToken(tokens[2]!) : undefined;
+  if (isEntityRecord)
+    return tokens.length === 3 ? decodeToken(tokens[1]!) + SEP + decodeToken(tokens[2]!) : undefined;
   return tokens.length === 3 ? tokens.map(decodeToken).join(SEP) : undefined;
 }
 
 /** The entity in an entity actor's record; `null` for a record that holds none. */
 function entityOfRecord(raw: string): string {
-  try { return JSON.stringify((JSON.parse(raw) as { state?: { entity?: unknown } }).state?.entity ?? null); }
-  catch { return 'null'; }
+  try {
+    return JSON.stringify((JSON.parse(raw) as { state?: { entity?: unknown } }).state?.entity ?? null);
+  } catch {
+    return 'null';
+  }
 }
 
 function entityItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
@@ -168,5 +223,7 @@ function entityItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
 
 function eventItem(kvKey: string, data: Uint8Array): ReadItem | undefined {
   const key = compositeKey(kvKey, false);
-  return key ? new ReadItem(key, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) : undefined;
+  return key
+    ? new ReadItem(key, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
+    : undefined;
 }

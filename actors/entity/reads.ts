@@ -7,7 +7,11 @@ import type { ActorRecord } from '../runtime/types.ts';
 import { ENTITY_KIND, entityActorId, type EntityState } from './messages.ts';
 
 const decode = <T>(data: Uint8Array): T | undefined => {
-  try { return JSON.parse(Buffer.from(data).toString('utf8')) as T; } catch { return undefined; }
+  try {
+    return JSON.parse(Buffer.from(data).toString('utf8')) as T;
+  } catch {
+    return undefined;
+  }
 };
 
 /**
@@ -15,7 +19,11 @@ const decode = <T>(data: Uint8Array): T | undefined => {
  * only writer, readers never go through it.
  */
 export class EntityReads {
-  constructor(private readonly entities: KvStore, private readonly events: KvStore, private readonly shardCount: number) {}
+  constructor(
+    private readonly entities: KvStore,
+    private readonly events: KvStore,
+    private readonly shardCount: number,
+  ) {}
 
   async entity(ns: string, name: string): Promise<Entity | undefined> {
     const key = actorRecordKey(shardOf(ENTITY_KIND, entityActorId(ns, name), this.shardCount), [ns, name]);

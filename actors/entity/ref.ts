@@ -3,7 +3,11 @@ import { ENTITY_KIND, entityActorId, type EntityMessage, type EntityProtocol } f
 
 /** The entity actor of one entity, as its senders see it: each message with its own body and reply. */
 export interface EntityRef {
-  ask<T extends EntityMessage>(type: T, body: EntityProtocol[T]['body'], opts?: AskOptions): Promise<EntityProtocol[T]['reply']>;
+  ask<T extends EntityMessage>(
+    type: T,
+    body: EntityProtocol[T]['body'],
+    opts?: AskOptions,
+  ): Promise<EntityProtocol[T]['reply']>;
 }
 
 /** The entity actor of `namespace/name`; refusals arrive as the runtime's ActorError. */

@@ -8,7 +8,12 @@ const wild = (s: string | undefined) => !s || s === '*';
  * Names of the entries that silence `event` (docs/compatibility.md#silencing). Runs for every event, so it builds
  * no subscription set: membership is checked against the entity's and the check's arrays directly.
  */
-export function silencedBy(entries: readonly SilencedEntry[], event: Event, entity: Entity | undefined, nowSec: number): string[] {
+export function silencedBy(
+  entries: readonly SilencedEntry[],
+  event: Event,
+  entity: Entity | undefined,
+  nowSec: number,
+): string[] {
   const out: string[] = [];
   const check = event.check;
   const checkName = check?.metadata?.name;
@@ -21,14 +26,27 @@ export function silencedBy(entries: readonly SilencedEntry[], event: Event, enti
     if (s.expire_at !== undefined && s.expire_at > 0 && s.expire_at <= nowSec) continue;
     if (s.begin !== undefined && s.begin > nowSec) continue;
     if (!wild(s.check) && s.check !== checkName) continue;
-    if (!wild(s.subscription) && !subscribed(s.subscription!, entityName, entitySubs, checkSubs, proxy)) continue;
+    if (!wild(s.subscription) && !subscribed(s.subscription!, entityName, entitySubs, checkSubs, proxy))
+      continue;
     out.push(s.metadata.name ?? `${s.subscription || '*'}:${s.check || '*'}`);
   }
   return out;
 }
 
-function subscribed(sub: string, entityName: string | undefined, entitySubs: readonly string[], checkSubs: readonly string[], proxy: boolean): boolean {
-  if (entityName !== undefined && sub.length === entityName.length + 7 && sub.startsWith('entity:') && sub.endsWith(entityName)) return true;
+function subscribed(
+  sub: string,
+  entityName: string | undefined,
+  entitySubs: readonly string[],
+  checkSubs: readonly string[],
+  proxy: boolean,
+): boolean {
+  if (
+    entityName !== undefined &&
+    sub.length === entityName.length + 7 &&
+    sub.startsWith('entity:') &&
+    sub.endsWith(entityName)
+  )
+    return true;
   if (!entitySubs.includes(sub)) return false;
   return proxy || checkSubs.includes(sub);
 }

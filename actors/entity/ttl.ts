@@ -21,7 +21,8 @@ const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
 const ttlOutput = (secondsAgo: number) => `Last check execution was ${secondsAgo} seconds ago`;
 
 const sec = (ms: number) => Math.floor(ms / 1000);
-const ttlOf = (check: Check | undefined): number => (typeof check?.ttl === 'number' && check.ttl > 0 ? check.ttl : 0);
+const ttlOf = (check: Check | undefined): number =>
+  typeof check?.ttl === 'number' && check.ttl > 0 ? check.ttl : 0;
 
 /**
  * After a result of `check` was stored: a ttl arms (or re-arms) the switch at now + ttl; no ttl (or 0)
@@ -49,9 +50,20 @@ export function disarmTtl(t: Turn<EntityState>, checks: readonly string[]): void
  * merged into the history like any result, for the actor to store and hand to the pipeline; the
  * switch is re-armed, so it repeats every ttl.
  */
-interface TtlFailure { key: string; id: string; entity: Entity; check: Check; previous: Event; rest: Omit<Event, 'entity' | 'check'> }
+interface TtlFailure {
+  key: string;
+  id: string;
+  entity: Entity;
+  check: Check;
+  previous: Event;
+  rest: Omit<Event, 'entity' | 'check'>;
+}
 
-export async function expireTtl(t: Turn<EntityState>, timer: string, at: number): Promise<TtlFailure | undefined> {
+export async function expireTtl(
+  t: Turn<EntityState>,
+  timer: string,
+  at: number,
+): Promise<TtlFailure | undefined> {
   const st = t.state;
   const checkName = timer.slice(TTL_TIMER_PREFIX.length);
   if (!st) return undefined;
@@ -65,7 +77,11 @@ export async function expireTtl(t: Turn<EntityState>, timer: string, at: number)
 
   const ka = await t.read<Event>(buckets.events, eventKey(ns, name, KEEPALIVE_CHECK));
   if ((ka?.check?.status ?? 0) > 0) {
-    t.log.info('check ttl expired while the keepalive is failing: suppressed', { namespace: ns, entity: name, check: checkName });
+    t.log.info('check ttl expired while the keepalive is failing: suppressed', {
+      namespace: ns,
+      entity: name,
+      check: checkName,
+    });
     return undefined;
   }
   // Derived from the deadline: if this timer fires again after a failover, the event is already there.
@@ -83,7 +99,14 @@ export async function expireTtl(t: Turn<EntityState>, timer: string, at: number)
     executed: nowSec,
   });
   // late_ms: how long after its deadline the expiry ran (bench/ttl.ts reads it).
-  t.log.warn('check ttl expired', { namespace: ns, entity: name, check: checkName, ttl, last_execution_s_ago: agoSec, late_ms: t.now - at });
+  t.log.warn('check ttl expired', {
+    namespace: ns,
+    entity: name,
+    check: checkName,
+    ttl,
+    last_execution_s_ago: agoSec,
+    late_ms: t.now - at,
+  });
   const { entity: _e, check: _c, ...rest } = stored;
   return { key, id, entity: st.entity, check, previous: stored, rest: { ...rest, timestamp: nowSec } };
 }

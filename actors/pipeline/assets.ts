@@ -34,7 +34,11 @@ export class BackendAssets {
 
   constructor(private readonly opts: BackendAssetsOptions) {
     this.manager = new AssetManager({
-      cacheDir: opts.stateDir, rateLimit: RATE_LIMIT, burstLimit: BURST_LIMIT, disabled: false, log: opts.log,
+      cacheDir: opts.stateDir,
+      rateLimit: RATE_LIMIT,
+      burstLimit: BURST_LIMIT,
+      disabled: false,
+      log: opts.log,
       ...(opts.trustedCaFile ? { trustedCaFile: opts.trustedCaFile } : {}),
     });
   }
@@ -49,7 +53,9 @@ export class BackendAssets {
     if (this.prepared.size > 1000) this.prepared.clear();
     const env = this.prepare(names, namespace);
     this.prepared.set(key, { generation, env });
-    env.catch(() => { if (this.prepared.get(key)?.env === env) this.prepared.delete(key); });
+    env.catch(() => {
+      if (this.prepared.get(key)?.env === env) this.prepared.delete(key);
+    });
     return { env: { ...(await env) } };
   };
 
@@ -77,6 +83,10 @@ export class BackendAssets {
       const { network: _network, ...facts } = systemInfo();
       this.system = facts;
     }
-    return { metadata: { name: this.opts.node ?? os.hostname(), namespace }, entity_class: 'backend', system: this.system } as Entity;
+    return {
+      metadata: { name: this.opts.node ?? os.hostname(), namespace },
+      entity_class: 'backend',
+      system: this.system,
+    } as Entity;
   }
 }

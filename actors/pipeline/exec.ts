@@ -47,7 +47,11 @@ interface ExecResult {
 }
 
 /** Splits `KEY=value` entries; an entry without a key (or with a NUL) is skipped with a warning naming its position only (values may be secrets). */
-function parseEnvVars(entries: readonly string[] | null | undefined, what: string, ctx: ExecContext): Record<string, string> {
+function parseEnvVars(
+  entries: readonly string[] | null | undefined,
+  what: string,
+  ctx: ExecContext,
+): Record<string, string> {
   const out: Record<string, string> = {};
   (entries ?? []).forEach((e, i) => {
     const eq = typeof e === 'string' ? e.indexOf('=') : -1;
@@ -61,12 +65,21 @@ function parseEnvVars(entries: readonly string[] | null | undefined, what: strin
 }
 
 /** The command's environment: the backend's, then the resource's env_vars, then the assets' (search paths prepended). */
-async function pipelineCommandEnv(res: CommandResource, namespace: string, what: string, ctx: ExecContext): Promise<Record<string, string>> {
+async function pipelineCommandEnv(
+  res: CommandResource,
+  namespace: string,
+  what: string,
+  ctx: ExecContext,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
   Object.assign(env, parseEnvVars(res.env_vars, what, ctx));
   // No secrets provider exists on this backend: say so rather than run as if the variables were set.
-  if (res.secrets?.length) ctx.log.warn('secrets are not supported; the command runs without them', { resource: what, secrets: res.secrets.map((s) => s.name) });
+  if (res.secrets?.length)
+    ctx.log.warn('secrets are not supported; the command runs without them', {
+      resource: what,
+      secrets: res.secrets.map((s) => s.name),
+    });
   const names = res.runtime_assets ?? [];
   if (names.length === 0) return env;
   const assets = await ctx.assets(names, namespace);
@@ -81,12 +94,25 @@ async function pipelineCommandEnv(res: CommandResource, namespace: string, what:
  * Runs `res.command` with `stdin` as its input. Resolves in every case (a failure to start is
  * status 3 with `error`); rejects only when the environment cannot be built (a missing asset).
  */
-export async function execCommand(res: CommandResource, stdin: Buffer | string, namespace: string, ctx: ExecContext, opts: ExecOptions): Promise<ExecResult> {
+export async function execCommand(
+  res: CommandResource,
+  stdin: Buffer | string,
+  namespace: string,
+  ctx: ExecContext,
+  opts: ExecOptions,
+): Promise<ExecResult> {
   const env = await pipelineCommandEnv(res, namespace, opts.what, ctx);
   return run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
 }
 
-async function run(command: string, stdin: Buffer | string, env: Record<string, string>, timeoutSeconds: number, signal: AbortSignal | undefined, opts: ExecOptions): Promise<ExecResult> {
+async function run(
+  command: string,
+  stdin: Buffer | string,
+  env: Record<string, string>,
+  timeoutSeconds: number,
+  signal: AbortSignal | undefined,
+  opts: ExecOptions,
+): Promise<ExecResult> {
   const started = Date.now();
   const out: Buffer[] = [];
   let outBytes = 0;
@@ -94,12 +120,22 @@ async function run(command: string, stdin: Buffer | string, env: Record<string, 
   let errBytes = 0;
   let overflow = false;
   const result = (status: number, extra: Partial<ExecResult> = {}): ExecResult => ({
-    status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut: false, cancelled: false, overflow,
-    duration: Date.now() - started, ...extra,
+    status,
+    stdout: Buffer.concat(out),
+    stderr: Buffer.concat(err).toString('utf8'),
+    timedOut: false,
+    cancelled: false,
+    overflow,
+    duration: Date.now() - started,
+    ...extra,
   });
   if (signal?.aborted) return result(3, { cancelled: true, error: 'cancelled: the node is stopping' });
   const group = runInGroup({
-    command, env, stdin, timeout: timeoutSeconds, signal,
+    command,
+    env,
+    stdin,
+    timeout: timeoutSeconds,
+    signal,
     onStdout: (b) => {
       if (overflow) return;
       const room = opts.maxStdout - outBytes;
@@ -124,11 +160,18 @@ async function run(command: string, stdin: Buffer | string, env: Record<string, 
   // A background child may still hold the pipes: our ends are closed so no descriptor leaks.
   for (const s of [group.child?.stdin, group.child?.stdout, group.child?.stderr]) s?.destroy();
   switch (end.kind) {
-    case 'timeout': return result(2, { timedOut: true, error: `timed out after ${timeoutSeconds} s` });
-    case 'cancelled': return result(3, { cancelled: true, error: 'cancelled: the node is stopping' });
-    case 'killed': return result(3, { error: end.reason });
-    case 'error': return result(3, { error: `cannot run the command: ${end.message}` });
-    case 'exit': return end.code !== null ? result(end.code) : result(3, { error: `killed by signal ${end.signal ?? 'unknown'}` });
+    case 'timeout':
+      return result(2, { timedOut: true, error: `timed out after ${timeoutSeconds} s` });
+    case 'cancelled':
+      return result(3, { cancelled: true, error: 'cancelled: the node is stopping' });
+    case 'killed':
+      return result(3, { error: end.reason });
+    case 'error':
+      return result(3, { error: `cannot run the command: ${end.message}` });
+    case 'exit':
+      return end.code !== null
+        ? result(end.code)
+        : result(3, { error: `killed by signal ${end.signal ?? 'unknown'}` });
   }
 }
 

@@ -8,13 +8,20 @@ import type { NatsAdapter } from '../runtime/nats.ts';
  * agents and the API. (Stored events are queued by their entity actor, in the turn that stores them.)
  */
 export class PipelineQueue {
-  constructor(private readonly nats: NatsAdapter, private readonly interest: PipelineInterest) {}
+  constructor(
+    private readonly nats: NatsAdapter,
+    private readonly interest: PipelineInterest,
+  ) {}
 
   /** Resolves once the job is durable; false when nothing would handle the event (no job queued). */
   async submitMetrics(namespace: string, event: Event, id: string): Promise<boolean> {
     if (!this.interest(namespace, event)) return false;
     const withNs: Event = { ...event, id, metadata: { ...event.metadata, namespace } };
-    await this.nats.publishDurable(subjects.pipelineJobs, Buffer.from(encodeJob(id, 'metrics', JSON.stringify(withNs))), id);
+    await this.nats.publishDurable(
+      subjects.pipelineJobs,
+      Buffer.from(encodeJob(id, 'metrics', JSON.stringify(withNs))),
+      id,
+    );
     return true;
   }
 }

@@ -21,9 +21,16 @@ interface JobReport {
  * drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline. The
  * payload of a mutator is computed once per job, however many workflows use it.
  */
-export const jobNamespace = (job: PipelineJob) => job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
+export const jobNamespace = (job: PipelineJob) =>
+  job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';
 
-export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecContext, log: Logger, eventJson?: string): Promise<JobReport> {
+export async function runJob(
+  job: PipelineJob,
+  workflows: Workflow[],
+  ctx: ExecContext,
+  log: Logger,
+  eventJson?: string,
+): Promise<JobReport> {
   const namespace = jobNamespace(job);
   const report: JobReport = { workflows: workflows.length, filtered: 0, handled: [], errors: [] };
   if (workflows.length === 0) return report;
@@ -36,19 +43,33 @@ export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecC
     const dropped = dropReason(w, job, extras, now, log);
     if (dropped) {
       report.filtered++;
-      log.debug('event filtered', { job: job.id, workflow: w.name, handler: w.handler.metadata.name, reason: dropped });
+      log.debug('event filtered', {
+        job: job.id,
+        workflow: w.name,
+        handler: w.handler.metadata.name,
+        reason: dropped,
+      });
       continue;
     }
     const key = mutatorKey(w);
     let payload = payloads.get(key);
-    if (!payload) { payload = mutate(w.mutator, job.event, namespace, ctx, eventJson); payloads.set(key, payload); }
+    if (!payload) {
+      payload = mutate(w.mutator, job.event, namespace, ctx, eventJson);
+      payloads.set(key, payload);
+    }
     let body: Buffer;
-    try { body = await payload; }
-    catch (err) {
+    try {
+      body = await payload;
+    } catch (err) {
       const msg = (err as Error).message;
       report.errors.push(msg);
       aborted.add(w.pipeline);
-      log.error('mutator failed: the rest of the pipeline is skipped', { job: job.id, pipeline: w.pipeline, workflow: w.name, error: msg });
+      log.error('mutator failed: the rest of the pipeline is skipped', {
+        job: job.id,
+        pipeline: w.pipeline,
+        workflow: w.name,
+        error: msg,
+      });
       continue;
     }
     const outcome = await runHandler(w.handler, body, namespace, ctx);
@@ -57,7 +78,13 @@ export async function runJob(job: PipelineJob, workflows: Workflow[], ctx: ExecC
   return report;
 }
 
-function dropReason(w: Workflow, job: PipelineJob, extras: ReturnType<typeof eventExtras>, now: Date, log: Logger): string | undefined {
+function dropReason(
+  w: Workflow,
+  job: PipelineJob,
+  extras: ReturnType<typeof eventExtras>,
+  now: Date,
+  log: Logger,
+): string | undefined {
   for (const f of w.filters) {
     const d = applyFilter(f, job.event, extras, now, log);
     if (!d.pass) return d.reason ?? (f.kind === 'builtin' ? f.name : f.filter.metadata.name);
@@ -65,4 +92,9 @@ function dropReason(w: Workflow, job: PipelineJob, extras: ReturnType<typeof eve
   return undefined;
 }
 
-const mutatorKey = (w: Workflow) => (w.mutator === undefined ? 'json' : w.mutator.kind === 'builtin' ? w.mutator.name : `resource:${w.mutator.mutator.metadata.name}`);
+const mutatorKey = (w: Workflow) =>
+  w.mutator === undefined
+    ? 'json'
+    : w.mutator.kind === 'builtin'
+      ? w.mutator.name
+      : `resource:${w.mutator.mutator.metadata.name}`;

@@ -21,10 +21,13 @@ export interface EventExtras {
 }
 
 /** A filter of a workflow: a built-in by name, or an EventFilter resource. */
-export type FilterRef = { kind: 'builtin'; name: 'is_incident' | 'not_silenced' | 'has_metrics' } | { kind: 'resource'; filter: EventFilterSpec };
+export type FilterRef =
+  | { kind: 'builtin'; name: 'is_incident' | 'not_silenced' | 'has_metrics' }
+  | { kind: 'resource'; filter: EventFilterSpec };
 
 /** A mutator of a workflow: a built-in by name, or a Mutator resource. */
-export type MutatorRef = { kind: 'builtin'; name: 'json' | 'only_check_output' } | { kind: 'resource'; mutator: MutatorSpec };
+export type MutatorRef =
+  { kind: 'builtin'; name: 'json' | 'only_check_output' } | { kind: 'resource'; mutator: MutatorSpec };
 
 /** The environment a command (pipe mutator or handler) runs with. */
 export interface ExecContext {

@@ -27,9 +27,23 @@ interface PipelineWorkerOptions {
 /** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
 const handlerCap = (concurrency: number) => Math.max(1, Math.floor(concurrency / 4));
 
-interface Pending { m: JsMsg; job: PipelineJob; eventJson: string | undefined; workflows: Workflow[]; handlers: string[] }
+interface Pending {
+  m: JsMsg;
+  job: PipelineJob;
+  eventJson: string | undefined;
+  workflows: Workflow[];
+  handlers: string[];
+}
 
-export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailures: number; filtered: number; mutatorErrors: number; running: number; deferred: number }
+export interface PipelineStats {
+  jobs: number;
+  handlerRuns: number;
+  handlerFailures: number;
+  filtered: number;
+  mutatorErrors: number;
+  running: number;
+  deferred: number;
+}
 
 /**
  * Takes jobs off the MONITOR_PIPELINE work queue and runs them, at most `concurrency` at once and
@@ -39,7 +53,15 @@ export interface PipelineStats { jobs: number; handlerRuns: number; handlerFailu
  * leaves it to be redelivered to another node after the ack wait.
  */
 export class PipelineWorker {
-  readonly stats: PipelineStats = { jobs: 0, handlerRuns: 0, handlerFailures: 0, filtered: 0, mutatorErrors: 0, running: 0, deferred: 0 };
+  readonly stats: PipelineStats = {
+    jobs: 0,
+    handlerRuns: 0,
+    handlerFailures: 0,
+    filtered: 0,
+    mutatorErrors: 0,
+    running: 0,
+    deferred: 0,
+  };
   /** Runs in progress per handler (namespace/name). */
   private readonly busy = new Map<string, number>();
   private stopped = false;
@@ -64,8 +86,11 @@ export class PipelineWorker {
 
   async start(): Promise<void> {
     const consumer = await this.opts.nats.durableConsumer(streams.pipeline, PIPELINE_CONSUMER, {
-      ack_policy: AckPolicy.Explicit, ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
-      filter_subject: subjects.pipelineJobs, max_deliver: -1, max_ack_pending: -1,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
+      filter_subject: subjects.pipelineJobs,
+      max_deliver: -1,
+      max_ack_pending: -1,
     });
     this.loop = this.run(consumer);
   }
@@ -77,25 +102,36 @@ export class PipelineWorker {
    */
   private async run(consumer: Consumer): Promise<void> {
     const { log, concurrency } = this.opts;
-    const heartbeat = setInterval(() => { for (const p of this.ready) p.m.working(); }, PROGRESS_EVERY_MS);
+    const heartbeat = setInterval(() => {
+      for (const p of this.ready) p.m.working();
+    }, PROGRESS_EVERY_MS);
     try {
       while (!this.stopped) {
         try {
           const room = Math.min(2 * concurrency - this.stats.running - this.ready.length, this.budget);
           if (room <= 0 && this.stats.running < concurrency && this.shed() > 0) continue;
           // Wait for the buffer to drain by half before pulling again: few large pulls, not many small ones.
-          if (room <= 0 || (this.ready.length > 0 && room < concurrency / 2)) { await new Promise<void>((r) => this.idle.push(r)); continue; }
+          if (room <= 0 || (this.ready.length > 0 && room < concurrency / 2)) {
+            await new Promise<void>((r) => this.idle.push(r));
+            continue;
+          }
           const batch = await consumer.fetch({ max_messages: room, expires: 2000 });
           this.batch = batch;
           for await (const m of batch) {
-            if (this.stopped) { m.nak(); continue; }
+            if (this.stopped) {
+              m.nak();
+              continue;
+            }
             const pending = this.prepare(m);
             if (!pending) continue;
             this.ready.push(pending);
             this.dispatch();
           }
         } catch (err) {
-          if (!this.stopped) { log.warn('pipeline consumer failed, retrying', { error: (err as Error).message }); await new Promise((r) => setTimeout(r, 1000)); }
+          if (!this.stopped) {
+            log.warn('pipeline consumer failed, retrying', { error: (err as Error).message });
+            await new Promise((r) => setTimeout(r, 1000));
+          }
         }
       }
     } finally {
@@ -107,12 +143,23 @@ export class PipelineWorker {
   /** Parses a job and works out its workflows; a job that does not parse is dropped for good. */
   private prepare(m: JsMsg): Pending | undefined {
     let decoded: ReturnType<typeof decodeJob>;
-    try { decoded = decodeJob(m.string()); }
-    catch (err) { this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message }); m.term(); return undefined; }
+    try {
+      decoded = decodeJob(m.string());
+    } catch (err) {
+      this.opts.log.warn('dropping a malformed pipeline job', { error: (err as Error).message });
+      m.term();
+      return undefined;
+    }
     const { job, eventJson } = decoded;
     const ns = jobNamespace(job);
     const workflows = this.opts.resolver.resolve(ns, job.event);
-    return { m, job, eventJson, workflows, handlers: [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))] };
+    return {
+      m,
+      job,
+      eventJson,
+      workflows,
+      handlers: [...new Set(workflows.map((w) => `${ns}/${w.handler.metadata.name}`))],
+    };
   }
 
   private atCap(p: Pending): boolean {
@@ -124,7 +171,10 @@ export class PipelineWorker {
   private dispatch(): void {
     for (let i = 0; i < this.ready.length && this.stats.running < this.opts.concurrency;) {
       const p = this.ready[i]!;
-      if (this.atCap(p)) { i++; continue; }
+      if (this.atCap(p)) {
+        i++;
+        continue;
+      }
       this.ready.splice(i, 1);
       this.start1(p);
     }
@@ -138,8 +188,11 @@ export class PipelineWorker {
     const before = this.ready.length;
     const keep: Pending[] = [];
     for (const p of this.ready) {
-      if (this.atCap(p)) { this.stats.deferred++; this.budget = Math.max(1, this.budget - 1); p.m.nak(BUSY_DELAY_MS); }
-      else keep.push(p);
+      if (this.atCap(p)) {
+        this.stats.deferred++;
+        this.budget = Math.max(1, this.budget - 1);
+        p.m.nak(BUSY_DELAY_MS);
+      } else keep.push(p);
     }
     this.ready.splice(0, this.ready.length, ...keep);
     return before - keep.length;
@@ -152,23 +205,40 @@ export class PipelineWorker {
     const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
     const started = Date.now();
     runJob(job, workflows, this.exec, this.opts.log, eventJson)
-      .then(async (report) => {
-        this.stats.jobs++;
-        this.stats.filtered += report.filtered;
-        this.stats.mutatorErrors += report.errors.length;
-        for (const h of report.handled) { this.stats.handlerRuns++; if (!h.ok) this.stats.handlerFailures++; }
-        // A plain ack: if it were lost the job would run again (at least once), and a confirmed ack
-        // costs a request per job.
-        m.ack();
-        this.opts.log.debug('pipeline job done', { job: job.id, source: job.source, workflows: report.workflows, handled: report.handled.length, ms: Date.now() - started, redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined });
-      }, (err: Error) => {
-        // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
-        this.opts.log.error('pipeline job failed', { job: job.id, error: err.message });
-        m.nak(5000);
-      })
+      .then(
+        async (report) => {
+          this.stats.jobs++;
+          this.stats.filtered += report.filtered;
+          this.stats.mutatorErrors += report.errors.length;
+          for (const h of report.handled) {
+            this.stats.handlerRuns++;
+            if (!h.ok) this.stats.handlerFailures++;
+          }
+          // A plain ack: if it were lost the job would run again (at least once), and a confirmed ack
+          // costs a request per job.
+          m.ack();
+          this.opts.log.debug('pipeline job done', {
+            job: job.id,
+            source: job.source,
+            workflows: report.workflows,
+            handled: report.handled.length,
+            ms: Date.now() - started,
+            redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined,
+          });
+        },
+        (err: Error) => {
+          // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
+          this.opts.log.error('pipeline job failed', { job: job.id, error: err.message });
+          m.nak(5000);
+        },
+      )
       .finally(() => {
         clearInterval(progress);
-        for (const h of handlers) { const n = (this.busy.get(h) ?? 1) - 1; if (n > 0) this.busy.set(h, n); else this.busy.delete(h); }
+        for (const h of handlers) {
+          const n = (this.busy.get(h) ?? 1) - 1;
+          if (n > 0) this.busy.set(h, n);
+          else this.busy.delete(h);
+        }
         this.stats.running--;
         this.budget = Math.min(2 * this.opts.concurrency, this.budget + 1);
         this.dispatch();

@@ -41,7 +41,8 @@ export function findApplied(list: readonly Applied[], id: string | undefined): A
 
 export function appendApplied(list: readonly Applied[], more: readonly Applied[], limit: number): Applied[] {
   if (more.length === 0) return list as Applied[];
-  const out = list.length + more.length > limit ? list.slice(list.length + more.length - limit) : list.slice();
+  const out =
+    list.length + more.length > limit ? list.slice(list.length + more.length - limit) : list.slice();
   for (const a of more) out.push(a);
   return out.length > limit ? out.slice(out.length - limit) : out;
 }
@@ -49,7 +50,10 @@ export function appendApplied(list: readonly Applied[], more: readonly Applied[]
 const textOfReply = (a: Applied): string | undefined => {
   if (a.length < 2) return undefined;
   let t = replyText.get(a);
-  if (t === undefined) { t = JSON.stringify(a[1]); replyText.set(a, t); }
+  if (t === undefined) {
+    t = JSON.stringify(a[1]);
+    replyText.set(a, t);
+  }
   return t;
 };
 
@@ -81,12 +85,19 @@ export function normalizeApplied(raw: unknown): Applied[] {
     let a: Applied | undefined;
     if (typeof e === 'string') a = prev && prev.length > 1 ? [e, prev[1]] : [e, DUPLICATE];
     else if (Array.isArray(e) && typeof e[0] === 'string') a = e.length > 1 ? [e[0], e[1]] : [e[0]];
-    if (a) { out.push(a); prev = a; }
+    if (a) {
+      out.push(a);
+      prev = a;
+    }
   }
   return out;
 }
 
 export function decodeAppliedList(value: string | undefined): Applied[] {
   if (!value) return [];
-  try { return normalizeApplied(JSON.parse(value)); } catch { return []; }
+  try {
+    return normalizeApplied(JSON.parse(value));
+  } catch {
+    return [];
+  }
 }

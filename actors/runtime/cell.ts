@@ -6,7 +6,12 @@ import type { ActorBehavior, ActorRecord, Intent, IntentWrite, TimerSpec } from 
  * A record this actor owns in another bucket, cached as text with the revision its next write
  * expects, the messages that wrote it last, and the record revision its writer had (see applied.ts).
  */
-export interface SideRecord { json: string | undefined; revision: number; applied: Applied[]; base: number }
+export interface SideRecord {
+  json: string | undefined;
+  revision: number;
+  applied: Applied[];
+  base: number;
+}
 
 /**
  * One live actor on its owner: the mailbox, the committed record and its revision, and the side
@@ -27,7 +32,12 @@ export class Cell {
   openBatch: unknown[] | undefined;
   lastUsed = Date.now();
 
-  constructor(readonly behavior: ActorBehavior<unknown>, readonly id: string, readonly shard: number, readonly key: string) {}
+  constructor(
+    readonly behavior: ActorBehavior<unknown>,
+    readonly id: string,
+    readonly shard: number,
+    readonly key: string,
+  ) {}
 
   /** Takes a record as loaded from KV (undefined: the actor has no record yet). */
   adopt(record: ActorRecord<unknown> | undefined, revision: number): void {
@@ -41,14 +51,23 @@ export class Cell {
 }
 
 export const sideKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
-export const splitSideKey = (k: string): [string, string] => { const i = k.indexOf('\u0000'); return [k.slice(0, i), k.slice(i + 1)]; };
+export const splitSideKey = (k: string): [string, string] => {
+  const i = k.indexOf('\u0000');
+  return [k.slice(0, i), k.slice(i + 1)];
+};
 
 /**
  * Builds the stored record around the already serialized state (and the intent's already
  * serialized values) instead of serializing them again. `state` directly follows `id`: the read
  * model tells a record without state by that prefix.
  */
-export function encodeActorRecord(id: string, stateJson: string, timers: Record<string, TimerSpec>, seen: Applied[], intent?: Intent): Buffer {
+export function encodeActorRecord(
+  id: string,
+  stateJson: string,
+  timers: Record<string, TimerSpec>,
+  seen: Applied[],
+  intent?: Intent,
+): Buffer {
   let text = `{"id":${JSON.stringify(id)},"state":${stateJson},"timers":${JSON.stringify(timers)},"seen":${encodeAppliedList(seen)}`;
   if (intent && intent.writes.length > 0) {
     const writes = intent.writes.map((w) => {
@@ -62,19 +81,36 @@ export function encodeActorRecord(id: string, stateJson: string, timers: Record<
 
 export function decodeActorRecord(data: Uint8Array): ActorRecord<unknown> | undefined {
   try {
-    const r = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as ActorRecord<unknown> & { seen?: unknown; intent?: { writes?: unknown[] } };
+    const r = JSON.parse(
+      Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'),
+    ) as ActorRecord<unknown> & { seen?: unknown; intent?: { writes?: unknown[] } };
     if (typeof r?.id !== 'string') return undefined;
-    return { id: r.id, state: r.state ?? undefined, timers: r.timers ?? {}, seen: normalizeApplied(r.seen), intent: decodeIntent(r.intent) };
-  } catch { return undefined; }
+    return {
+      id: r.id,
+      state: r.state ?? undefined,
+      timers: r.timers ?? {},
+      seen: normalizeApplied(r.seen),
+      intent: decodeIntent(r.intent),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 function decodeIntent(raw: { writes?: unknown[] } | undefined): Intent | undefined {
   if (!raw || !Array.isArray(raw.writes) || raw.writes.length === 0) return undefined;
   const writes: IntentWrite[] = [];
   for (const w of raw.writes) {
-    if (!Array.isArray(w) || typeof w[0] !== 'string' || typeof w[1] !== 'string' || typeof w[2] !== 'number') continue;
+    if (!Array.isArray(w) || typeof w[0] !== 'string' || typeof w[1] !== 'string' || typeof w[2] !== 'number')
+      continue;
     const ids = Array.isArray(w[3]) ? w[3].filter((x): x is string => typeof x === 'string') : [];
-    writes.push({ bucket: w[0], key: w[1], prev: w[2], ids, json: w.length > 4 ? JSON.stringify(w[4]) : undefined });
+    writes.push({
+      bucket: w[0],
+      key: w[1],
+      prev: w[2],
+      ids,
+      json: w.length > 4 ? JSON.stringify(w[4]) : undefined,
+    });
   }
   return writes.length ? { writes } : undefined;
 }

@@ -1,9 +1,24 @@
 import type { Logger } from '../../lib/log.ts';
 import {
-  APPLIED_HEADER, BASE_HEADER, SEEN_LIMIT, SIDE_APPLIED_LIMIT, appendApplied, decodeAppliedList, encodeAppliedList, findApplied,
-  replyOf, type Applied,
+  APPLIED_HEADER,
+  BASE_HEADER,
+  SEEN_LIMIT,
+  SIDE_APPLIED_LIMIT,
+  appendApplied,
+  decodeAppliedList,
+  encodeAppliedList,
+  findApplied,
+  replyOf,
+  type Applied,
 } from './applied.ts';
-import { decodeActorRecord, encodeActorRecord, sideKey, splitSideKey, type Cell, type SideRecord } from './cell.ts';
+import {
+  decodeActorRecord,
+  encodeActorRecord,
+  sideKey,
+  splitSideKey,
+  type Cell,
+  type SideRecord,
+} from './cell.ts';
 import { CasConflictError, type Headers, type KvStore } from './nats.ts';
 import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
@@ -34,35 +49,64 @@ function appliedBy(turn: TurnImpl, sk: string, done: Applied[]): Applied[] {
  *   left half done before the actor takes any message.
  */
 export class Committer {
-  constructor(private readonly writer: RecordWriter, private readonly stores: Map<string, KvStore>, private readonly log: Logger) {}
+  constructor(
+    private readonly writer: RecordWriter,
+    private readonly stores: Map<string, KvStore>,
+    private readonly log: Logger,
+  ) {}
 
   /**
    * Writes what the turn changed. `done` are the turn's messages with their replies. Resolves with
    * the record's `seen` as stored; throws when a write failed (the cell must then be reloaded).
    */
-  async persist(cell: Cell, turn: TurnImpl, stateJson: string, recordChanged: boolean, done: Applied[]): Promise<Applied[]> {
+  async persist(
+    cell: Cell,
+    turn: TurnImpl,
+    stateJson: string,
+    recordChanged: boolean,
+    done: Applied[],
+  ): Promise<Applied[]> {
     if (turn.sideWrites.size === 0 && !recordChanged) return cell.seen;
     if (turn.sideWrites.size === 1 && !recordChanged) {
       // The common turn (a result of a known check): one write, no copies of anything.
-      for (const [sk, w] of turn.sideWrites) await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(turn, sk, done), cell.revision);
+      for (const [sk, w] of turn.sideWrites)
+        await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(turn, sk, done), cell.revision);
       return cell.seen;
     }
     const sides = [...turn.sideWrites];
     const seen = appendApplied(cell.seen, done, SEEN_LIMIT);
     const bucket = cell.behavior.bucket;
     if (sides.length === 0) {
-      cell.revision = await this.writer.put(bucket, cell.key, encodeActorRecord(cell.id, stateJson, turn.timers, seen), cell.revision);
+      cell.revision = await this.writer.put(
+        bucket,
+        cell.key,
+        encodeActorRecord(cell.id, stateJson, turn.timers, seen),
+        cell.revision,
+      );
       return seen;
     }
     // The revisions the side writes replace go into the intent: a replay compares against them.
     const prior = await Promise.all(sides.map(([sk]) => this.side(cell, sk)));
     const writes = sides.map(([sk, w], i) => {
       const [b, key] = splitSideKey(sk);
-      return { bucket: b, key, prev: prior[i]!.revision, ids: turn.writers.get(sk) ?? [], json: TurnImpl.textOf(w) };
+      return {
+        bucket: b,
+        key,
+        prev: prior[i]!.revision,
+        ids: turn.writers.get(sk) ?? [],
+        json: TurnImpl.textOf(w),
+      };
     });
-    const rev = await this.writer.put(bucket, cell.key, encodeActorRecord(cell.id, stateJson, turn.timers, seen, { writes }), cell.revision);
+    const rev = await this.writer.put(
+      bucket,
+      cell.key,
+      encodeActorRecord(cell.id, stateJson, turn.timers, seen, { writes }),
+      cell.revision,
+    );
     cell.revision = rev;
-    await Promise.all(sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev)));
+    await Promise.all(
+      sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev)),
+    );
     return seen;
   }
 
@@ -93,7 +137,11 @@ export class Committer {
    * turn never completed and was never acknowledged: its messages are forgotten, to be applied
    * again when their senders retry.
    */
-  private async replay(cell: Cell, record: ActorRecord<unknown>, rev: number): Promise<{ record: ActorRecord<unknown>; revision: number }> {
+  private async replay(
+    cell: Cell,
+    record: ActorRecord<unknown>,
+    rev: number,
+  ): Promise<{ record: ActorRecord<unknown>; revision: number }> {
     const intent = record.intent!;
     const byId = new Map(record.seen.map((a) => [a[0], a]));
     let conflicted = false;
@@ -103,32 +151,63 @@ export class Committer {
         cell.side.delete(sk);
         const cur = await this.side(cell, sk);
         if (cur.base >= rev) break;
-        if (cur.revision !== w.prev) { conflicted = true; break; }
-        try { await this.writeSide(cell, sk, w.json, w.ids.map((id) => byId.get(id) ?? [id]), rev); break; }
-        catch (err) { if (!(err instanceof CasConflictError) || attempt >= 2) throw err; }
+        if (cur.revision !== w.prev) {
+          conflicted = true;
+          break;
+        }
+        try {
+          await this.writeSide(
+            cell,
+            sk,
+            w.json,
+            w.ids.map((id) => byId.get(id) ?? [id]),
+            rev,
+          );
+          break;
+        } catch (err) {
+          if (!(err instanceof CasConflictError) || attempt >= 2) throw err;
+        }
       }
     }
     if (!conflicted) {
-      this.log.debug('turn intent replayed', { actor: `${cell.behavior.kind}/${cell.id}`, writes: intent.writes.length });
+      this.log.debug('turn intent replayed', {
+        actor: `${cell.behavior.kind}/${cell.id}`,
+        writes: intent.writes.length,
+      });
       return { record: { ...record, intent: undefined }, revision: rev };
     }
     const forgotten = new Set(intent.writes.flatMap((w) => w.ids));
     const seen = record.seen.filter((a) => !forgotten.has(a[0]));
-    const revision = await this.writer.put(cell.behavior.bucket, cell.key, encodeActorRecord(record.id, JSON.stringify(record.state ?? null), record.timers, seen), rev);
-    this.log.warn('a turn lost its side writes to another writer; its messages will be applied again', { actor: `${cell.behavior.kind}/${cell.id}`, messages: forgotten.size });
+    const revision = await this.writer.put(
+      cell.behavior.bucket,
+      cell.key,
+      encodeActorRecord(record.id, JSON.stringify(record.state ?? null), record.timers, seen),
+      rev,
+    );
+    this.log.warn('a turn lost its side writes to another writer; its messages will be applied again', {
+      actor: `${cell.behavior.kind}/${cell.id}`,
+      messages: forgotten.size,
+    });
     return { record: { ...record, seen, intent: undefined }, revision };
   }
 
   /** Writes (or, with no text, removes) a side record: compare-and-set on its last revision. */
-  private async writeSide(cell: Cell, sk: string, json: string | undefined, applied: Applied[], base: number): Promise<void> {
+  private async writeSide(
+    cell: Cell,
+    sk: string,
+    json: string | undefined,
+    applied: Applied[],
+    base: number,
+  ): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
-    const prev = cell.side.get(sk) ?? await this.side(cell, sk);
+    const prev = cell.side.get(sk) ?? (await this.side(cell, sk));
     const list = appendApplied(prev.applied, applied, SIDE_APPLIED_LIMIT);
     const headers: Headers = { [BASE_HEADER]: String(base) };
     if (list.length > 0) headers[APPLIED_HEADER] = encodeAppliedList(list);
-    const revision = json === undefined
-      ? await this.writer.remove(bucket, key, prev.revision, headers)
-      : await this.writer.put(bucket, key, Buffer.from(json), prev.revision, headers);
+    const revision =
+      json === undefined
+        ? await this.writer.remove(bucket, key, prev.revision, headers)
+        : await this.writer.put(bucket, key, Buffer.from(json), prev.revision, headers);
     cell.side.set(sk, { json, revision, applied: list, base });
   }
 
@@ -142,9 +221,16 @@ export class Committer {
     if (cached) return cached;
     const [bucket, key] = splitSideKey(sk);
     // A store that cannot answer now is a refusal to retry, not the actor's error.
-    const e = await this.store(bucket).getLatest(key).catch((err: Error) => { throw new ActorError('unavailable', `cannot read ${bucket}/${key}: ${err.message}`); });
+    const e = await this.store(bucket)
+      .getLatest(key)
+      .catch((err: Error) => {
+        throw new ActorError('unavailable', `cannot read ${bucket}/${key}: ${err.message}`);
+      });
     const s: SideRecord = {
-      json: e && !e.deleted ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8') : undefined,
+      json:
+        e && !e.deleted
+          ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8')
+          : undefined,
       revision: e?.revision ?? 0,
       applied: decodeAppliedList(e?.headers[APPLIED_HEADER]),
       base: Number(e?.headers[BASE_HEADER] ?? 0) || 0,

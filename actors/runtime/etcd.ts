@@ -27,7 +27,9 @@ const toRecord = (kv: IKeyValue): EtcdRecord => ({
 type WatchEvent = { type: 'put'; record: EtcdRecord } | { type: 'delete'; key: string; revision: number };
 
 /** A list-then-watch subscription: a snapshot, then every change after it, resynced on any error. */
-interface PrefixWatch { close(): Promise<void> }
+interface PrefixWatch {
+  close(): Promise<void>;
+}
 
 export interface SessionLease {
   id: string;
@@ -70,16 +72,26 @@ export class EtcdAdapter {
   }
 
   /** Put that reports the resulting revision and whether the key existed before. */
-  async putReporting(key: string, value: string, leaseId?: string): Promise<{ revision: number; existed: boolean; prevLease?: string }> {
+  async putReporting(
+    key: string,
+    value: string,
+    leaseId?: string,
+  ): Promise<{ revision: number; existed: boolean; prevLease?: string }> {
     const put = this.client.put(key).value(value);
     if (leaseId) put.lease(leaseId);
     const res = await put.getPrevious();
-    const prevLease = res.key !== undefined && res.lease && String(res.lease) !== '0' ? String(res.lease) : undefined;
+    const prevLease =
+      res.key !== undefined && res.lease && String(res.lease) !== '0' ? String(res.lease) : undefined;
     return { revision: Number(res.header.revision), existed: res.key !== undefined, prevLease };
   }
 
   /** Put guarded by the key's mod revision (0: must not exist); undefined when the guard failed. */
-  async putIfModRevision(key: string, value: string, modRevision: number, leaseId?: string): Promise<number | undefined> {
+  async putIfModRevision(
+    key: string,
+    value: string,
+    modRevision: number,
+    leaseId?: string,
+  ): Promise<number | undefined> {
     const put = this.client.put(key).value(value);
     if (leaseId) put.lease(leaseId);
     const res = await this.client.if(key, 'Mod', '==', modRevision).then(put).commit();
@@ -100,7 +112,11 @@ export class EtcdAdapter {
   }
 
   /** Creates `key` only when absent. Returns the create revision on success, else the holder. */
-  async createIfAbsent(key: string, value: string, leaseId?: string): Promise<{ created: true; revision: number } | { created: false; existing?: EtcdRecord }> {
+  async createIfAbsent(
+    key: string,
+    value: string,
+    leaseId?: string,
+  ): Promise<{ created: true; revision: number } | { created: false; existing?: EtcdRecord }> {
     const put = this.client.put(key).value(value);
     if (leaseId) put.lease(leaseId);
     const res = await this.client.if(key, 'Create', '==', 0).then(put).else(this.client.get(key)).commit();
@@ -110,15 +126,28 @@ export class EtcdAdapter {
   }
 
   /** Writes `guardKey` and `entries` in one transaction, only when `guardKey` does not exist yet. */
-  async createAllIfAbsent(guardKey: string, guardValue: string, entries: Array<[string, string]>): Promise<boolean> {
-    const puts = [this.client.put(guardKey).value(guardValue), ...entries.map(([k, v]) => this.client.put(k).value(v))];
-    const res = await this.client.if(guardKey, 'Create', '==', 0).then(...puts).commit();
+  async createAllIfAbsent(
+    guardKey: string,
+    guardValue: string,
+    entries: Array<[string, string]>,
+  ): Promise<boolean> {
+    const puts = [
+      this.client.put(guardKey).value(guardValue),
+      ...entries.map(([k, v]) => this.client.put(k).value(v)),
+    ];
+    const res = await this.client
+      .if(guardKey, 'Create', '==', 0)
+      .then(...puts)
+      .commit();
     return res.succeeded;
   }
 
   /** Deletes `key` only while it is still the incarnation created at `createRevision`. */
   async deleteIfCreatedAt(key: string, createRevision: number): Promise<boolean> {
-    const res = await this.client.if(key, 'Create', '==', createRevision).then(this.client.delete().key(key)).commit();
+    const res = await this.client
+      .if(key, 'Create', '==', createRevision)
+      .then(this.client.delete().key(key))
+      .commit();
     return res.succeeded;
   }
 
@@ -161,11 +190,14 @@ export class EtcdAdapter {
    * List-then-watch over a prefix: `onSnapshot` gets the full list, `onEvent` every later change.
    * On any watcher error the list is taken again, so a compacted revision or a lost stream heals.
    */
-  watchPrefix(prefix: string, handlers: {
-    onSnapshot: (records: EtcdRecord[], revision: number) => void;
-    onEvent: (ev: WatchEvent) => void;
-    onError?: (err: Error) => void;
-  }): PrefixWatch {
+  watchPrefix(
+    prefix: string,
+    handlers: {
+      onSnapshot: (records: EtcdRecord[], revision: number) => void;
+      onEvent: (ev: WatchEvent) => void;
+      onError?: (err: Error) => void;
+    },
+  ): PrefixWatch {
     let watcher: Watcher | undefined;
     let closed = false;
     let retry: NodeJS.Timeout | undefined;
@@ -175,12 +207,28 @@ export class EtcdAdapter {
         const { records, revision } = await this.list(prefix);
         if (closed) return;
         handlers.onSnapshot(records, revision);
-        const w = await this.client.watch().prefix(prefix).startRevision(String(revision + 1)).create();
-        if (closed) { await w.cancel(); return; }
+        const w = await this.client
+          .watch()
+          .prefix(prefix)
+          .startRevision(String(revision + 1))
+          .create();
+        if (closed) {
+          await w.cancel();
+          return;
+        }
         watcher = w;
         w.on('put', (kv) => handlers.onEvent({ type: 'put', record: toRecord(kv) }));
-        w.on('delete', (kv) => handlers.onEvent({ type: 'delete', key: kv.key.toString('utf8'), revision: Number(kv.mod_revision) }));
-        w.on('error', (err) => { handlers.onError?.(err); restart(); });
+        w.on('delete', (kv) =>
+          handlers.onEvent({
+            type: 'delete',
+            key: kv.key.toString('utf8'),
+            revision: Number(kv.mod_revision),
+          }),
+        );
+        w.on('error', (err) => {
+          handlers.onError?.(err);
+          restart();
+        });
       } catch (err) {
         handlers.onError?.(err as Error);
         restart();
@@ -192,7 +240,10 @@ export class EtcdAdapter {
       watcher = undefined;
       old?.removeAllListeners();
       void old?.cancel().catch(() => {});
-      retry = setTimeout(() => { retry = undefined; void start(); }, 500);
+      retry = setTimeout(() => {
+        retry = undefined;
+        void start();
+      }, 500);
     };
     void start();
     return {

@@ -9,7 +9,14 @@ import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
 import { TimerHeap, type TimerEntry } from './timers.ts';
 import { TurnImpl } from './turn.ts';
-import { ActorError, AlreadyApplied, Fenced, type ActorBehavior, type TimerSpec, type Turn } from './types.ts';
+import {
+  ActorError,
+  AlreadyApplied,
+  Fenced,
+  type ActorBehavior,
+  type TimerSpec,
+  type Turn,
+} from './types.ts';
 import { RecordWriter } from './writer.ts';
 
 const DEFAULTS = {
@@ -25,9 +32,19 @@ const DEFAULTS = {
   reloadBackoffMaxMs: 5000,
 } as const;
 
-interface Queued { type: string; body: unknown; msgId: string | undefined; resolve(v: unknown): void; reject(err: unknown): void }
+interface Queued {
+  type: string;
+  body: unknown;
+  msgId: string | undefined;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
 
-interface ActiveShard { fence: number; unsubscribe(): void; acquiredAt: number }
+interface ActiveShard {
+  fence: number;
+  unsubscribe(): void;
+  acquiredAt: number;
+}
 
 interface ActorHostOptions {
   nats: NatsAdapter;
@@ -59,7 +76,12 @@ export class ActorHost implements ShardHost {
   private readonly committer: Committer;
   private readonly sweep: NodeJS.Timeout;
   private readonly debug: boolean;
-  private readonly readSide = (cell: Cell, bucket: string, key: string, messageId: string | undefined): unknown => this.committer.readSide(cell, bucket, key, messageId);
+  private readonly readSide = (
+    cell: Cell,
+    bucket: string,
+    key: string,
+    messageId: string | undefined,
+  ): unknown => this.committer.readSide(cell, bucket, key, messageId);
   /** Turns committed by this node, for metrics and tests. */
   committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */
@@ -76,10 +98,20 @@ export class ActorHost implements ShardHost {
     this.sweep.unref();
   }
 
-  get ownedCount(): number { return this.shards.size; }
-  get actorCount(): number { return this.cells.size; }
-  get timerCount(): number { return this.timers.size; }
-  mailboxDepth(): number { let d = 0; for (const c of this.cells.values()) d += c.mailbox.depth; return d; }
+  get ownedCount(): number {
+    return this.shards.size;
+  }
+  get actorCount(): number {
+    return this.cells.size;
+  }
+  get timerCount(): number {
+    return this.timers.size;
+  }
+  mailboxDepth(): number {
+    let d = 0;
+    for (const c of this.cells.values()) d += c.mailbox.depth;
+    return d;
+  }
 
   async activate(shard: number, fence: number): Promise<void> {
     const acquiredAt = Date.now();
@@ -88,7 +120,11 @@ export class ActorHost implements ShardHost {
       for (const e of await this.store(b.bucket).list(`${shardToken(shard)}.>`)) {
         const record = decodeActorRecord(e.value);
         // An ended actor's record (kept for its `seen`) has nothing to arm.
-        if (!record || (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)) continue;
+        if (
+          !record ||
+          (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)
+        )
+          continue;
         const cell = this.cell(b, record.id, shard);
         // A record holding an intent is loaded by the actor's first turn, which finishes the intent.
         if (!cell.loaded && !record.intent) cell.adopt(record, e.revision);
@@ -129,7 +165,13 @@ export class ActorHost implements ShardHost {
    * Delivers a message to an actor this node owns without a trip through NATS, with the same
    * ordering, dedupe and fencing as a mailbox message. Undefined when the actor lives elsewhere.
    */
-  deliverLocal(kind: string, id: string, type: string, body: unknown, msgId: string | undefined): Promise<unknown> | undefined {
+  deliverLocal(
+    kind: string,
+    id: string,
+    type: string,
+    body: unknown,
+    msgId: string | undefined,
+  ): Promise<unknown> | undefined {
     const shard = shardOf(kind, id, this.opts.shardCount);
     if (!this.opts.guard() || !this.shards.has(shard)) return undefined;
     const behavior = this.behaviors.get(kind);
@@ -144,7 +186,10 @@ export class ActorHost implements ShardHost {
       const message: Queued = { type, body, msgId, resolve, reject };
       // Messages that arrive while the actor is busy wait together and are applied in one turn.
       const open = cell.openBatch;
-      if (open && open.length < DEFAULTS.maxBatchMessages) { open.push(message); return; }
+      if (open && open.length < DEFAULTS.maxBatchMessages) {
+        open.push(message);
+        return;
+      }
       const batch: Queued[] = [message];
       cell.openBatch = batch;
       void cell.mailbox.post(async () => {
@@ -152,8 +197,15 @@ export class ActorHost implements ShardHost {
         // The cell was dropped (a failed commit) while these waited: they go to the actor's
         // current cell, which reads the store afresh, instead of running on a stale copy.
         if (this.evicted(cell)) {
-          if (!this.opts.guard() || !this.shards.has(cell.shard)) { for (const m of batch) m.reject(new Fenced()); return; }
-          for (const m of batch) this.dispatch(this.cell(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(m.resolve, m.reject);
+          if (!this.opts.guard() || !this.shards.has(cell.shard)) {
+            for (const m of batch) m.reject(new Fenced());
+            return;
+          }
+          for (const m of batch)
+            this.dispatch(this.cell(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(
+              m.resolve,
+              m.reject,
+            );
           return;
         }
         await this.runBatch(cell, batch);
@@ -161,7 +213,10 @@ export class ActorHost implements ShardHost {
     });
     if (msgId) {
       cell.inflight.set(msgId, result);
-      void result.then(() => cell.inflight.delete(msgId), () => cell.inflight.delete(msgId));
+      void result.then(
+        () => cell.inflight.delete(msgId),
+        () => cell.inflight.delete(msgId),
+      );
     }
     return result;
   }
@@ -171,20 +226,41 @@ export class ActorHost implements ShardHost {
     const kind = m.header(actorHeaders.kind) ?? '';
     const id = m.header(actorHeaders.id) ?? '';
     const behavior = this.behaviors.get(kind);
-    if (!behavior) { m.respond(encodeReply({ error: new ActorError('invalid', `unknown actor kind "${kind}"`) })); return; }
+    if (!behavior) {
+      m.respond(encodeReply({ error: new ActorError('invalid', `unknown actor kind "${kind}"`) }));
+      return;
+    }
     if (!id || shardOf(kind, id, this.opts.shardCount) !== shard) {
-      m.respond(encodeReply({ error: new ActorError('invalid', `actor ${kind}/${id} does not live in shard ${shard}`) }));
+      m.respond(
+        encodeReply({
+          error: new ActorError('invalid', `actor ${kind}/${id} does not live in shard ${shard}`),
+        }),
+      );
       return;
     }
     let body: unknown;
-    try { body = m.data.length ? JSON.parse(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength).toString('utf8')) : undefined; }
-    catch { m.respond(encodeReply({ error: new ActorError('invalid', 'message body is not JSON') })); return; }
+    try {
+      body = m.data.length
+        ? JSON.parse(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength).toString('utf8'))
+        : undefined;
+    } catch {
+      m.respond(encodeReply({ error: new ActorError('invalid', 'message body is not JSON') }));
+      return;
+    }
 
-    this.dispatch(this.cell(behavior, id, shard), m.header(actorHeaders.type) ?? '', body, m.header(actorHeaders.msgId)).then(
+    this.dispatch(
+      this.cell(behavior, id, shard),
+      m.header(actorHeaders.type) ?? '',
+      body,
+      m.header(actorHeaders.msgId),
+    ).then(
       (value) => m.respond(encodeReply({ value })),
       (err: unknown) => {
         if (err instanceof Fenced) return;
-        if (err instanceof ActorError) { m.respond(encodeReply({ error: err })); return; }
+        if (err instanceof ActorError) {
+          m.respond(encodeReply({ error: err }));
+          return;
+        }
         this.opts.log.error('actor turn failed', { kind, id, error: (err as Error).message });
         m.respond(encodeReply({ error: new ActorError('internal', (err as Error).message) }));
       },
@@ -197,15 +273,32 @@ export class ActorHost implements ShardHost {
     if (!behavior) return;
     const cell = this.cell(behavior, e.id, e.shard);
     cell.openBatch = undefined; // messages arriving from now on run after the deadline, not before
-    void cell.mailbox.post(() => (this.evicted(cell) ? Promise.resolve(this.onTimer(e)) : this.turn(cell, undefined, async (t) => {
-      // A newer deadline replaced this one after it was queued: nothing to do.
-      if (t.timer(e.name)?.at !== e.at) return;
-      t.clearTimer(e.name);
-      if (this.debug) this.opts.log.debug('deadline fired', { actor: `${e.kind}/${e.id}`, timer: e.name, at: e.at, late_ms: Date.now() - e.at });
-      await behavior.fire(t, e.name, e.at);
-    }))).catch((err) => {
-      if (!(err instanceof Fenced)) this.opts.log.error('timer turn failed', { actor: `${e.kind}/${e.id}`, timer: e.name, error: (err as Error).message });
-    });
+    void cell.mailbox
+      .post(() =>
+        this.evicted(cell)
+          ? Promise.resolve(this.onTimer(e))
+          : this.turn(cell, undefined, async (t) => {
+              // A newer deadline replaced this one after it was queued: nothing to do.
+              if (t.timer(e.name)?.at !== e.at) return;
+              t.clearTimer(e.name);
+              if (this.debug)
+                this.opts.log.debug('deadline fired', {
+                  actor: `${e.kind}/${e.id}`,
+                  timer: e.name,
+                  at: e.at,
+                  late_ms: Date.now() - e.at,
+                });
+              await behavior.fire(t, e.name, e.at);
+            }),
+      )
+      .catch((err) => {
+        if (!(err instanceof Fenced))
+          this.opts.log.error('timer turn failed', {
+            actor: `${e.kind}/${e.id}`,
+            timer: e.name,
+            error: (err as Error).message,
+          });
+      });
   }
 
   private assertOwned(shard: number): void {
@@ -220,13 +313,23 @@ export class ActorHost implements ShardHost {
   private async runBatch(cell: Cell, batch: Queued[]): Promise<void> {
     if (batch.length > 1) {
       let results: unknown[] | undefined;
-      try { results = await this.turnMany(cell, batch); }
-      catch (err) { for (const m of batch) m.reject(err); return; }
-      if (results) { batch.forEach((m, i) => m.resolve(results![i])); return; }
+      try {
+        results = await this.turnMany(cell, batch);
+      } catch (err) {
+        for (const m of batch) m.reject(err);
+        return;
+      }
+      if (results) {
+        batch.forEach((m, i) => m.resolve(results![i]));
+        return;
+      }
     }
     for (const m of batch) {
-      try { m.resolve(await this.turn(cell, m.msgId, (t) => cell.behavior.receive(t, m.type, m.body))); }
-      catch (err) { m.reject(err); }
+      try {
+        m.resolve(await this.turn(cell, m.msgId, (t) => cell.behavior.receive(t, m.type, m.body)));
+      } catch (err) {
+        m.reject(err);
+      }
     }
   }
 
@@ -240,11 +343,17 @@ export class ActorHost implements ShardHost {
     const done: Applied[] = [];
     for (const m of batch) {
       const dup = findApplied(cell.seen, m.msgId);
-      if (dup) { results.push(replyOf(dup)); continue; }
+      if (dup) {
+        results.push(replyOf(dup));
+        continue;
+      }
       turn.messageId = m.msgId;
       let result: unknown;
-      try { result = await cell.behavior.receive(turn, m.type, m.body); }
-      catch { return undefined; }
+      try {
+        result = await cell.behavior.receive(turn, m.type, m.body);
+      } catch {
+        return undefined;
+      }
       results.push(result);
       if (m.msgId) done.push(applied(m.msgId, result));
     }
@@ -252,7 +361,11 @@ export class ActorHost implements ShardHost {
     return results;
   }
 
-  private async turn<R>(cell: Cell, msgId: string | undefined, body: (t: Turn<unknown>) => Promise<R>): Promise<R | unknown> {
+  private async turn<R>(
+    cell: Cell,
+    msgId: string | undefined,
+    body: (t: Turn<unknown>) => Promise<R>,
+  ): Promise<R | unknown> {
     this.assertOwned(cell.shard);
     cell.lastUsed = Date.now();
     if (!cell.loaded) await this.load(cell);
@@ -292,7 +405,10 @@ export class ActorHost implements ShardHost {
     try {
       seen = await this.committer.persist(cell, turn, stateJson, recordChanged, done);
     } catch (err) {
-      this.opts.log.warn('state write failed; reloading the actor', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
+      this.opts.log.warn('state write failed; reloading the actor', {
+        actor: `${cell.behavior.kind}/${cell.id}`,
+        error: (err as Error).message,
+      });
       void this.recover(cell);
       this.assertOwned(cell.shard);
       throw new ActorError('unavailable', `not stored: ${(err as Error).message}`);
@@ -311,9 +427,21 @@ export class ActorHost implements ShardHost {
     this.committedTurns += messages;
     for (const fn of turn.effects) {
       // An effect's failure is the effect's: the turn is committed and its reply stands.
-      void (async () => fn())().catch((err) => this.opts.log.error('after-commit effect failed', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message }));
+      void (async () => fn())().catch((err) =>
+        this.opts.log.error('after-commit effect failed', {
+          actor: `${cell.behavior.kind}/${cell.id}`,
+          error: (err as Error).message,
+        }),
+      );
     }
-    if (this.debug) this.opts.log.debug('turn committed', { actor: `${cell.behavior.kind}/${cell.id}`, shard: cell.shard, msg_id: done.length === 1 ? done[0]![0] : undefined, messages, writes: turn.sideWrites.size + (recordChanged ? 1 : 0) });
+    if (this.debug)
+      this.opts.log.debug('turn committed', {
+        actor: `${cell.behavior.kind}/${cell.id}`,
+        shard: cell.shard,
+        msg_id: done.length === 1 ? done[0]![0] : undefined,
+        messages,
+        writes: turn.sideWrites.size + (recordChanged ? 1 : 0),
+      });
   }
 
   /**
@@ -340,14 +468,24 @@ export class ActorHost implements ShardHost {
   }
 
   private arm(cell: Cell, name: string, spec: TimerSpec, takeoverAt?: number): void {
-    const fireAt = takeoverAt !== undefined && spec.grace ? Math.max(spec.at, takeoverAt + spec.grace) : spec.at;
-    this.timers.set({ key: timerKey(cell, name), shard: cell.shard, kind: cell.behavior.kind, id: cell.id, name, at: spec.at, fireAt });
+    const fireAt =
+      takeoverAt !== undefined && spec.grace ? Math.max(spec.at, takeoverAt + spec.grace) : spec.at;
+    this.timers.set({
+      key: timerKey(cell, name),
+      shard: cell.shard,
+      kind: cell.behavior.kind,
+      id: cell.id,
+      name,
+      at: spec.at,
+      fireAt,
+    });
   }
 
   /** Loads (and finishes) the actor's record; a store that cannot answer is a retryable refusal. */
   private async load(cell: Cell): Promise<void> {
-    try { await this.committer.load(cell); }
-    catch (err) {
+    try {
+      await this.committer.load(cell);
+    } catch (err) {
       this.evict(cell);
       throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
     }
@@ -369,23 +507,41 @@ export class ActorHost implements ShardHost {
     this.evict(cell);
     for (let attempt = 0; ; attempt++) {
       if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
-      const stillOwner = this.verifyOwnership ? await this.verifyOwnership(cell.shard).catch(() => false) : true;
-      if (!stillOwner) { this.drop(cell.shard); return; }
+      const stillOwner = this.verifyOwnership
+        ? await this.verifyOwnership(cell.shard).catch(() => false)
+        : true;
+      if (!stillOwner) {
+        this.drop(cell.shard);
+        return;
+      }
       const fresh = this.cell(cell.behavior, cell.id, cell.shard);
       try {
-        await fresh.mailbox.post(async () => { if (!fresh.loaded) await this.load(fresh); });
+        await fresh.mailbox.post(async () => {
+          if (!fresh.loaded) await this.load(fresh);
+        });
         return;
       } catch (err) {
         // Keep trying while the store is away: the record may hold a decided turn whose side writes
         // and deadlines nobody else would finish until the actor's next message.
-        if (attempt === 0) this.opts.log.warn('reloading an actor failed; retrying', { actor: `${cell.behavior.kind}/${cell.id}`, error: (err as Error).message });
-        await new Promise((r) => setTimeout(r, Math.min(DEFAULTS.reloadBackoffMaxMs, DEFAULTS.reloadBackoffMs * 2 ** attempt)).unref());
+        if (attempt === 0)
+          this.opts.log.warn('reloading an actor failed; retrying', {
+            actor: `${cell.behavior.kind}/${cell.id}`,
+            error: (err as Error).message,
+          });
+        await new Promise((r) =>
+          setTimeout(
+            r,
+            Math.min(DEFAULTS.reloadBackoffMaxMs, DEFAULTS.reloadBackoffMs * 2 ** attempt),
+          ).unref(),
+        );
       }
     }
   }
 
   /** A cell no longer in the map: its actor has a fresher cell, or none here any more. */
-  private evicted(cell: Cell): boolean { return this.cells.get(cell.key) !== cell; }
+  private evicted(cell: Cell): boolean {
+    return this.cells.get(cell.key) !== cell;
+  }
 
   private evict(cell: Cell): void {
     if (this.cells.get(cell.key) === cell) this.cells.delete(cell.key);
@@ -394,7 +550,10 @@ export class ActorHost implements ShardHost {
   private cell(behavior: ActorBehavior<unknown>, id: string, shard: number): Cell {
     const key = actorRecordKey(shard, behavior.keyTokens(id));
     let c = this.cells.get(key);
-    if (!c) { c = new Cell(behavior, id, shard, key); this.cells.set(key, c); }
+    if (!c) {
+      c = new Cell(behavior, id, shard, key);
+      this.cells.set(key, c);
+    }
     return c;
   }
 
@@ -406,7 +565,8 @@ export class ActorHost implements ShardHost {
 
   private passivate(idleMs: number): void {
     const cutoff = Date.now() - idleMs;
-    for (const c of [...this.cells.values()]) if (c.lastUsed < cutoff && c.mailbox.depth === 0) this.cells.delete(c.key);
+    for (const c of [...this.cells.values()])
+      if (c.lastUsed < cutoff && c.mailbox.depth === 0) this.cells.delete(c.key);
   }
 
   async stop(): Promise<void> {

@@ -6,15 +6,26 @@ export class Mailbox {
   private tail: Promise<void> = Promise.resolve();
   private pending = 0;
 
-  get depth(): number { return this.pending; }
+  get depth(): number {
+    return this.pending;
+  }
 
   post<T>(job: () => Promise<T>): Promise<T> {
     this.pending++;
     const run = this.tail.then(job);
-    this.tail = run.then(() => { this.pending--; }, () => { this.pending--; });
+    this.tail = run.then(
+      () => {
+        this.pending--;
+      },
+      () => {
+        this.pending--;
+      },
+    );
     return run;
   }
 
   /** Resolves once every job posted so far has finished. */
-  idle(): Promise<void> { return this.tail; }
+  idle(): Promise<void> {
+    return this.tail;
+  }
 }

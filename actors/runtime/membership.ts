@@ -49,18 +49,33 @@ export class Membership {
   private stopped = false;
   private sessionLive = false;
 
-  constructor(private readonly etcd: EtcdAdapter, private readonly opts: MembershipOptions) {}
+  constructor(
+    private readonly etcd: EtcdAdapter,
+    private readonly opts: MembershipOptions,
+  ) {}
 
-  get leaseId(): string | undefined { return this.lease?.id; }
-  get node(): string { return this.opts.node; }
+  get leaseId(): string | undefined {
+    return this.lease?.id;
+  }
+  get node(): string {
+    return this.opts.node;
+  }
 
   /** True while this node may act as a member: the lease guard has not run out. */
-  guardOk(): boolean { return this.sessionLive && Date.now() < this.guardUntil; }
+  guardOk(): boolean {
+    return this.sessionLive && Date.now() < this.guardUntil;
+  }
 
-  memberNames(): string[] { return [...this.members.keys()].sort(); }
+  memberNames(): string[] {
+    return [...this.members.keys()].sort();
+  }
 
-  onMembersChanged(fn: (members: string[]) => void): void { this.memberListeners.push(fn); }
-  onSessionLost(fn: SessionListener): void { this.lostListeners.push(fn); }
+  onMembersChanged(fn: (members: string[]) => void): void {
+    this.memberListeners.push(fn);
+  }
+  onSessionLost(fn: SessionListener): void {
+    this.lostListeners.push(fn);
+  }
 
   /** Takes a lease, publishes the member key, starts keepalives and the members watch. */
   async join(): Promise<void> {
@@ -68,11 +83,14 @@ export class Membership {
     if (!this.memberWatch) {
       this.memberWatch = this.etcd.watchPrefix(etcdKeys.membersPrefix, {
         onSnapshot: (records) => {
-          this.members = new Map(records.map((r) => [r.key.slice(etcdKeys.membersPrefix.length), safeJson(r.value)]));
+          this.members = new Map(
+            records.map((r) => [r.key.slice(etcdKeys.membersPrefix.length), safeJson(r.value)]),
+          );
           this.emitMembers();
         },
         onEvent: (ev) => {
-          if (ev.type === 'put') this.members.set(ev.record.key.slice(etcdKeys.membersPrefix.length), safeJson(ev.record.value));
+          if (ev.type === 'put')
+            this.members.set(ev.record.key.slice(etcdKeys.membersPrefix.length), safeJson(ev.record.value));
           else this.members.delete(ev.key.slice(etcdKeys.membersPrefix.length));
           this.emitMembers();
         },
@@ -84,7 +102,11 @@ export class Membership {
   private async openSession(): Promise<void> {
     const { node, ttlSeconds, log } = this.opts;
     const key = etcdKeys.member(node);
-    const value = JSON.stringify({ name: node, started_at: Math.floor(Date.now() / 1000), ...this.opts.info });
+    const value = JSON.stringify({
+      name: node,
+      started_at: Math.floor(Date.now() / 1000),
+      ...this.opts.info,
+    });
     const deadline = Date.now() + (ttlSeconds + DEFAULTS.nameWaitPastTtlSeconds) * 1000;
     for (;;) {
       const sentAt = Date.now();
@@ -108,23 +130,33 @@ export class Membership {
         await this.etcd.revokeLeaseId(holder.lease);
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`another backend named "${node}" is a live member of the cluster; give this one another --name`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `another backend named "${node}" is a live member of the cluster; give this one another --name`,
+        );
       log.warn('member name still held by another session, waiting for it to expire', { node });
       await sleep(DEFAULTS.nameRetryMs);
     }
   }
 
   private scheduleKeepalive(): void {
-    const every = Math.max(DEFAULTS.keepaliveMinMs, Math.floor((this.opts.ttlSeconds * 1000) / DEFAULTS.keepalivesPerTtl));
+    const every = Math.max(
+      DEFAULTS.keepaliveMinMs,
+      Math.floor((this.opts.ttlSeconds * 1000) / DEFAULTS.keepalivesPerTtl),
+    );
     this.keepaliveTimer = setTimeout(() => void this.keepalive(), every);
     this.armGuardTimer();
   }
 
   private armGuardTimer(): void {
     if (this.guardTimer) clearTimeout(this.guardTimer);
-    this.guardTimer = setTimeout(() => {
-      if (!this.stopped && this.sessionLive && Date.now() >= this.guardUntil) this.loseSession('lease guard expired');
-    }, Math.max(0, this.guardUntil - Date.now()) + 1);
+    this.guardTimer = setTimeout(
+      () => {
+        if (!this.stopped && this.sessionLive && Date.now() >= this.guardUntil)
+          this.loseSession('lease guard expired');
+      },
+      Math.max(0, this.guardUntil - Date.now()) + 1,
+    );
   }
 
   private async keepalive(): Promise<void> {
@@ -132,12 +164,20 @@ export class Membership {
     if (this.stopped || !lease || !this.sessionLive) return;
     const sentAt = Date.now();
     try {
-      const ttl = await lease.keepalive(Math.max(DEFAULTS.keepaliveTimeoutMinMs, this.guardUntil - Date.now()));
+      const ttl = await lease.keepalive(
+        Math.max(DEFAULTS.keepaliveTimeoutMinMs, this.guardUntil - Date.now()),
+      );
       if (this.lease !== lease || !this.sessionLive) return;
-      if (ttl <= 0) { this.loseSession('lease expired in etcd'); return; }
+      if (ttl <= 0) {
+        this.loseSession('lease expired in etcd');
+        return;
+      }
       // A keepalive that returns after the guard ran out cannot revive the session: others may
       // already have taken our shards.
-      if (Date.now() >= this.guardUntil) { this.loseSession('lease guard expired'); return; }
+      if (Date.now() >= this.guardUntil) {
+        this.loseSession('lease guard expired');
+        return;
+      }
       this.guardUntil = Math.max(this.guardUntil, sentAt + ttl * 1000 - this.opts.guardMarginMs);
     } catch (err) {
       this.opts.log.warn('lease keepalive failed', { error: (err as Error).message });
@@ -158,8 +198,11 @@ export class Membership {
       // The old lease may still live in etcd (we only lost contact): revoke it so our shards free up.
       await old?.revoke();
       for (let attempt = 0; !this.stopped; attempt++) {
-        try { await this.openSession(); this.emitMembers(); return; }
-        catch (err) {
+        try {
+          await this.openSession();
+          this.emitMembers();
+          return;
+        } catch (err) {
           this.opts.log.warn('rejoin failed, retrying', { error: (err as Error).message });
           await sleep(Math.min(DEFAULTS.rejoinBackoffMaxMs, DEFAULTS.rejoinBackoffMs * 2 ** attempt));
         }
@@ -185,7 +228,11 @@ export class Membership {
 }
 
 function safeJson(s: string): Record<string, unknown> {
-  try { return JSON.parse(s) as Record<string, unknown>; } catch { return {}; }
+  try {
+    return JSON.parse(s) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

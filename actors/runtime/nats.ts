@@ -1,15 +1,40 @@
 import {
-  connect, createInbox, headers as natsHeaders, RetentionPolicy, StorageType,
-  type Consumer, type ConsumerConfig, type JetStreamClient, type KV, type Msg, type MsgHdrs, type NatsConnection,
+  connect,
+  createInbox,
+  headers as natsHeaders,
+  RetentionPolicy,
+  StorageType,
+  type Consumer,
+  type ConsumerConfig,
+  type JetStreamClient,
+  type KV,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
 } from 'nats';
 
 // The one module that talks to NATS: core request/reply and pub/sub for the mesh, JetStream KV for
 // durable actor state. Other modules see typed errors and plain byte payloads.
 
-export class NoRespondersError extends Error { constructor(subject: string) { super(`no responders on ${subject}`); this.name = 'NoRespondersError'; } }
-export class RequestTimeoutError extends Error { constructor(subject: string) { super(`request timed out on ${subject}`); this.name = 'RequestTimeoutError'; } }
+export class NoRespondersError extends Error {
+  constructor(subject: string) {
+    super(`no responders on ${subject}`);
+    this.name = 'NoRespondersError';
+  }
+}
+export class RequestTimeoutError extends Error {
+  constructor(subject: string) {
+    super(`request timed out on ${subject}`);
+    this.name = 'RequestTimeoutError';
+  }
+}
 /** A compare-and-set write lost: someone else wrote the key since the expected revision. */
-export class CasConflictError extends Error { constructor(key: string) { super(`revision conflict on ${key}`); this.name = 'CasConflictError'; } }
+export class CasConflictError extends Error {
+  constructor(key: string) {
+    super(`revision conflict on ${key}`);
+    this.name = 'CasConflictError';
+  }
+}
 
 export type Headers = Record<string, string>;
 
@@ -38,23 +63,39 @@ const toHdrs = (h?: Headers): MsgHdrs | undefined => {
 /** A received message; methods live on the prototype, not in closures per message. */
 class Inbound implements InboundMsg {
   constructor(private readonly m: Msg) {}
-  get subject(): string { return this.m.subject; }
-  get data(): Uint8Array { return this.m.data; }
-  header(name: string): string | undefined { return this.m.headers ? this.m.headers.get(name) || undefined : undefined; }
-  respond(data: Uint8Array, h?: Headers): boolean { return this.m.respond(data, h ? { headers: toHdrs(h) } : undefined); }
+  get subject(): string {
+    return this.m.subject;
+  }
+  get data(): Uint8Array {
+    return this.m.data;
+  }
+  header(name: string): string | undefined {
+    return this.m.headers ? this.m.headers.get(name) || undefined : undefined;
+  }
+  respond(data: Uint8Array, h?: Headers): boolean {
+    return this.m.respond(data, h ? { headers: toHdrs(h) } : undefined);
+  }
 }
 
-interface PendingRequest { subject: string; resolve(m: Msg): void; reject(e: Error): void }
+interface PendingRequest {
+  subject: string;
+  resolve(m: Msg): void;
+  reject(e: Error): void;
+}
 
 /** Requests of one timeout, in the order sent: their deadlines come due in that order too. */
 class DeadlineQueue {
   private tokens: string[] = [];
   private deadlines: number[] = [];
   private head = 0;
-  push(token: string, deadline: number): void { this.tokens.push(token); this.deadlines.push(deadline); }
+  push(token: string, deadline: number): void {
+    this.tokens.push(token);
+    this.deadlines.push(deadline);
+  }
   /** Tokens whose deadline has passed. */
   *due(now: number): Generator<string> {
-    while (this.head < this.tokens.length && this.deadlines[this.head]! <= now) yield this.tokens[this.head++]!;
+    while (this.head < this.tokens.length && this.deadlines[this.head]! <= now)
+      yield this.tokens[this.head++]!;
     if (this.head > 1024 && this.head * 2 > this.tokens.length) {
       this.tokens = this.tokens.slice(this.head);
       this.deadlines = this.deadlines.slice(this.head);
@@ -79,7 +120,11 @@ class RequestMux {
   private seq = 0;
 
   constructor(private readonly nc: NatsConnection) {
-    nc.subscribe(`${this.inbox}.*`, { callback: (err, m) => { if (!err) this.onReply(m); } });
+    nc.subscribe(`${this.inbox}.*`, {
+      callback: (err, m) => {
+        if (!err) this.onReply(m);
+      },
+    });
     this.sweep = setInterval(() => this.expire(), SWEEP_MS);
     this.sweep.unref();
   }
@@ -89,10 +134,17 @@ class RequestMux {
     return new Promise<Msg>((resolve, reject) => {
       this.pending.set(token, { subject, resolve, reject });
       let q = this.queues.get(timeoutMs);
-      if (!q) { q = new DeadlineQueue(); this.queues.set(timeoutMs, q); }
+      if (!q) {
+        q = new DeadlineQueue();
+        this.queues.set(timeoutMs, q);
+      }
       q.push(token, Date.now() + timeoutMs);
-      try { this.nc.publish(subject, data, { reply: `${this.inbox}.${token}`, headers }); }
-      catch (err) { this.pending.delete(token); reject(err as Error); }
+      try {
+        this.nc.publish(subject, data, { reply: `${this.inbox}.${token}`, headers });
+      } catch (err) {
+        this.pending.delete(token);
+        reject(err as Error);
+      }
     });
   }
 
@@ -118,14 +170,19 @@ class RequestMux {
     else p.resolve(m);
   }
 
-  close(): void { clearInterval(this.sweep); }
+  close(): void {
+    clearInterval(this.sweep);
+  }
 }
 
 export class NatsAdapter {
   private readonly mux: RequestMux;
   private reconnecting = false;
 
-  private constructor(private readonly nc: NatsConnection, private readonly js: JetStreamClient) {
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+  ) {
     this.mux = new RequestMux(nc);
   }
 
@@ -143,14 +200,23 @@ export class NatsAdapter {
     return new NatsAdapter(nc, nc.jetstream({ timeout: 5000 }));
   }
 
-  get connected(): boolean { return !this.nc.isClosed() && !this.reconnecting; }
+  get connected(): boolean {
+    return !this.nc.isClosed() && !this.reconnecting;
+  }
 
   /** Follows the connection status; the callback hears disconnect/reconnect transitions. */
   watchStatus(onChange: (state: 'disconnected' | 'reconnected') => void): void {
     void (async () => {
       for await (const s of this.nc.status()) {
-        if (s.type === 'disconnect' || s.type === 'reconnecting') { if (!this.reconnecting) { this.reconnecting = true; onChange('disconnected'); } }
-        else if (s.type === 'reconnect') { this.reconnecting = false; onChange('reconnected'); }
+        if (s.type === 'disconnect' || s.type === 'reconnecting') {
+          if (!this.reconnecting) {
+            this.reconnecting = true;
+            onChange('disconnected');
+          }
+        } else if (s.type === 'reconnect') {
+          this.reconnecting = false;
+          onChange('reconnected');
+        }
       }
     })().catch(() => {});
   }
@@ -159,7 +225,11 @@ export class NatsAdapter {
     this.nc.publish(subject, data, headers ? { headers: toHdrs(headers) } : undefined);
   }
 
-  async request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<InboundMsg> {
+  async request(
+    subject: string,
+    data: Uint8Array,
+    opts: { timeoutMs: number; headers?: Headers },
+  ): Promise<InboundMsg> {
     return new Inbound(await this.mux.request(subject, data, opts.timeoutMs, toHdrs(opts.headers)));
   }
 
@@ -168,10 +238,16 @@ export class NatsAdapter {
     return this.mux.request(subject, data, timeoutMs, headers);
   }
 
-  subscribe(subject: string, onMsg: (m: InboundMsg) => void, opts: { queue?: string } = {}): { unsubscribe(): void } {
+  subscribe(
+    subject: string,
+    onMsg: (m: InboundMsg) => void,
+    opts: { queue?: string } = {},
+  ): { unsubscribe(): void } {
     const sub = this.nc.subscribe(subject, {
       queue: opts.queue,
-      callback: (err, m) => { if (!err) onMsg(new Inbound(m)); },
+      callback: (err, m) => {
+        if (!err) onMsg(new Inbound(m));
+      },
     });
     return { unsubscribe: () => sub.unsubscribe() };
   }
@@ -180,24 +256,57 @@ export class NatsAdapter {
   async ping(timeoutMs = 2000): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([this.nc.flush(), new Promise((_, rej) => { timer = setTimeout(() => rej(new Error('timeout')), timeoutMs); })]);
+      await Promise.race([
+        this.nc.flush(),
+        new Promise((_, rej) => {
+          timer = setTimeout(() => rej(new Error('timeout')), timeoutMs);
+        }),
+      ]);
       return true;
-    } catch { return false; } finally { clearTimeout(timer); }
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
    * A durable work queue (JetStream, work-queue retention) over `<prefix>.>`: each message is kept
    * until one consumer takes it. Returns a function that appends to `<prefix>.<topic>`.
    */
-  async workQueue(stream: string, prefix: string, opts: { replicas?: number } = {}): Promise<(topic: string, data: Uint8Array) => Promise<void>> {
+  async workQueue(
+    stream: string,
+    prefix: string,
+    opts: { replicas?: number } = {},
+  ): Promise<(topic: string, data: Uint8Array) => Promise<void>> {
     const jsm = await this.nc.jetstreamManager();
-    const exists = await jsm.streams.info(stream).then(() => true, () => false);
+    const exists = await jsm.streams.info(stream).then(
+      () => true,
+      () => false,
+    );
     if (!exists) {
-      await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File, num_replicas: opts.replicas ?? 1 })
+      await jsm.streams
+        .add({
+          name: stream,
+          subjects: [`${prefix}.>`],
+          retention: RetentionPolicy.Workqueue,
+          storage: StorageType.File,
+          num_replicas: opts.replicas ?? 1,
+        })
         // Another node may have created it at the same moment.
-        .catch(async (err) => { if (!(await jsm.streams.info(stream).then(() => true, () => false))) throw err; });
+        .catch(async (err) => {
+          if (
+            !(await jsm.streams.info(stream).then(
+              () => true,
+              () => false,
+            ))
+          )
+            throw err;
+        });
     }
-    return async (topic, data) => { await this.js.publish(`${prefix}.${topic}`, data); };
+    return async (topic, data) => {
+      await this.js.publish(`${prefix}.${topic}`, data);
+    };
   }
 
   /**
@@ -205,10 +314,21 @@ export class NatsAdapter {
    * node asks for the same one at start, so one that exists already (another node made it first, or
    * an earlier run did) is used as is, whatever its config.
    */
-  async durableConsumer(stream: string, name: string, config: Omit<Partial<ConsumerConfig>, 'durable_name'>): Promise<Consumer> {
+  async durableConsumer(
+    stream: string,
+    name: string,
+    config: Omit<Partial<ConsumerConfig>, 'durable_name'>,
+  ): Promise<Consumer> {
     const jsm = await this.nc.jetstreamManager();
-    await jsm.consumers.add(stream, { durable_name: name, ...config })
-      .catch(async (err) => { if (!(await jsm.consumers.info(stream, name).then(() => true, () => false))) throw err; });
+    await jsm.consumers.add(stream, { durable_name: name, ...config }).catch(async (err) => {
+      if (
+        !(await jsm.consumers.info(stream, name).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw err;
+    });
     return this.js.consumers.get(stream, name);
   }
 
@@ -220,7 +340,12 @@ export class NatsAdapter {
   async kv(bucket: string, opts: { replicas?: number } = {}): Promise<KvStore> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const kv = await this.js.views.kv(bucket, { history: 1, replicas: opts.replicas ?? 1, storage: StorageType.File, allow_direct: true });
+        const kv = await this.js.views.kv(bucket, {
+          history: 1,
+          replicas: opts.replicas ?? 1,
+          storage: StorageType.File,
+          allow_direct: true,
+        });
         return new KvStore(bucket, kv, this);
       } catch (err) {
         // A replicated bucket's creation in a cluster that is still electing can outlast one API call;
@@ -237,10 +362,17 @@ export class NatsAdapter {
   }
 }
 
-interface KvEntry { key: string; value: Uint8Array; revision: number; deleted: boolean }
+interface KvEntry {
+  key: string;
+  value: Uint8Array;
+  revision: number;
+  deleted: boolean;
+}
 
 /** An entry as the stream leader holds it, with the headers its writer attached. */
-interface KvRecord extends KvEntry { headers: Headers }
+interface KvRecord extends KvEntry {
+  headers: Headers;
+}
 
 const EXPECTED_LAST_SUBJECT_SEQ = 'Nats-Expected-Last-Subject-Sequence';
 const KV_OPERATION = 'KV-Operation';
@@ -263,7 +395,11 @@ function parseHeaderBlock(b64: string | undefined): Headers {
 /** A JetStream KV bucket with compare-and-set writes. Revision 0 means "the key must not exist". */
 export class KvStore {
   private readonly stream: string;
-  constructor(readonly bucket: string, private readonly kv: KV, private readonly nats: NatsAdapter) {
+  constructor(
+    readonly bucket: string,
+    private readonly kv: KV,
+    private readonly nats: NatsAdapter,
+  ) {
     this.stream = `KV_${bucket}`;
   }
 
@@ -282,23 +418,38 @@ export class KvStore {
   async getLatest(key: string): Promise<KvRecord | undefined> {
     let reply: Msg;
     try {
-      reply = await this.nats.requestRaw(`$JS.API.STREAM.MSG.GET.${this.stream}`, Buffer.from(JSON.stringify({ last_by_subj: `$KV.${this.bucket}.${key}` })), KV_WRITE_TIMEOUT_MS);
+      reply = await this.nats.requestRaw(
+        `$JS.API.STREAM.MSG.GET.${this.stream}`,
+        Buffer.from(JSON.stringify({ last_by_subj: `$KV.${this.bucket}.${key}` })),
+        KV_WRITE_TIMEOUT_MS,
+      );
     } catch (err) {
-      if (err instanceof NoRespondersError) throw new Error(`JetStream is not available for bucket ${this.bucket}`);
+      if (err instanceof NoRespondersError)
+        throw new Error(`JetStream is not available for bucket ${this.bucket}`);
       throw err;
     }
-    const body = JSON.parse(Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8')) as {
+    const body = JSON.parse(
+      Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8'),
+    ) as {
       message?: { seq: number; hdrs?: string; data?: string };
       error?: { err_code?: number; description?: string };
     };
     if (body.error) {
       if (body.error.err_code === NO_MESSAGE_FOUND) return undefined;
-      throw new Error(`KV read of ${this.bucket}/${key} failed: ${body.error.description ?? 'unknown error'}`);
+      throw new Error(
+        `KV read of ${this.bucket}/${key} failed: ${body.error.description ?? 'unknown error'}`,
+      );
     }
     const m = body.message!;
     const headers = parseHeaderBlock(m.hdrs);
     const op = headers[KV_OPERATION];
-    return { key, value: m.data ? Buffer.from(m.data, 'base64') : new Uint8Array(0), revision: m.seq, deleted: op === 'DEL' || op === 'PURGE', headers };
+    return {
+      key,
+      value: m.data ? Buffer.from(m.data, 'base64') : new Uint8Array(0),
+      revision: m.seq,
+      deleted: op === 'DEL' || op === 'PURGE',
+      headers,
+    };
   }
 
   /**
@@ -315,20 +466,31 @@ export class KvStore {
     return this.write(key, new Uint8Array(0), expectedRevision, { ...headers, [KV_OPERATION]: 'DEL' });
   }
 
-  private async write(key: string, value: Uint8Array, expectedRevision: number, extra?: Headers): Promise<number> {
+  private async write(
+    key: string,
+    value: Uint8Array,
+    expectedRevision: number,
+    extra?: Headers,
+  ): Promise<number> {
     const h = natsHeaders();
     h.set(EXPECTED_LAST_SUBJECT_SEQ, String(expectedRevision));
     if (extra) for (const k in extra) h.set(k, extra[k]!);
     let reply: Msg;
-    try { reply = await this.nats.requestRaw(`$KV.${this.bucket}.${key}`, value, KV_WRITE_TIMEOUT_MS, h); }
-    catch (err) {
-      if (err instanceof NoRespondersError) throw new Error(`JetStream is not available for bucket ${this.bucket}`);
+    try {
+      reply = await this.nats.requestRaw(`$KV.${this.bucket}.${key}`, value, KV_WRITE_TIMEOUT_MS, h);
+    } catch (err) {
+      if (err instanceof NoRespondersError)
+        throw new Error(`JetStream is not available for bucket ${this.bucket}`);
       throw err;
     }
-    const ack = JSON.parse(Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8')) as { seq?: number; error?: { err_code?: number; description?: string } };
+    const ack = JSON.parse(
+      Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8'),
+    ) as { seq?: number; error?: { err_code?: number; description?: string } };
     if (ack.error) {
       if (ack.error.err_code === WRONG_LAST_SEQUENCE) throw new CasConflictError(key);
-      throw new Error(`KV write to ${this.bucket}/${key} failed: ${ack.error.description ?? 'unknown error'}`);
+      throw new Error(
+        `KV write to ${this.bucket}/${key} failed: ${ack.error.description ?? 'unknown error'}`,
+      );
     }
     return ack.seq!;
   }
@@ -338,7 +500,13 @@ export class KvStore {
    * of the watch calls `onStart`, then delivers all current entries, then `onReady`: a model can drop
    * what the new pass did not deliver (deleted while the watch was down).
    */
-  follow(h: { onStart(): void; onPut(key: string, value: Uint8Array, revision: number): void; onDelete(key: string, revision: number): void; onReady(): void; onError?(err: Error): void }): { stop(): void } {
+  follow(h: {
+    onStart(): void;
+    onPut(key: string, value: Uint8Array, revision: number): void;
+    onDelete(key: string, revision: number): void;
+    onReady(): void;
+    onError?(err: Error): void;
+  }): { stop(): void } {
     let stopped = false;
     let current: { stop(): void } | undefined;
     const run = async () => {
@@ -348,7 +516,8 @@ export class KvStore {
           const it = await this.kv.watch({ key: '>', initializedFn: () => h.onReady() });
           current = it;
           for await (const e of it) {
-            if (e.operation === 'PUT') h.onPut(e.key, e.value, e.revision); else h.onDelete(e.key, e.revision);
+            if (e.operation === 'PUT') h.onPut(e.key, e.value, e.revision);
+            else h.onDelete(e.key, e.revision);
           }
         } catch (err) {
           h.onError?.(err as Error);
@@ -357,18 +526,26 @@ export class KvStore {
       }
     };
     void run();
-    return { stop: () => { stopped = true; current?.stop(); } };
+    return {
+      stop: () => {
+        stopped = true;
+        current?.stop();
+      },
+    };
   }
 
   /** Every live entry whose key matches `filter` (NATS subject wildcards). */
   async list(filter = '>'): Promise<KvEntry[]> {
     const out: KvEntry[] = [];
     let done!: () => void;
-    const initialized = new Promise<void>((resolve) => { done = resolve; });
+    const initialized = new Promise<void>((resolve) => {
+      done = resolve;
+    });
     const it = await this.kv.watch({ key: filter, ignoreDeletes: false, initializedFn: () => done() });
     const consume = (async () => {
       for await (const e of it) {
-        if (e.operation === 'PUT') out.push({ key: e.key, value: e.value, revision: e.revision, deleted: false });
+        if (e.operation === 'PUT')
+          out.push({ key: e.key, value: e.value, revision: e.revision, deleted: false });
       }
     })();
     await initialized;

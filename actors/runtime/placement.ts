@@ -10,15 +10,20 @@ export function ownerOf(shard: number, members: readonly string[]): string | und
   let bestWeight = -1;
   for (const m of members) {
     const w = mix32(fnv1a32(`${shard}:${m}`));
-    if (w > bestWeight || (w === bestWeight && best !== undefined && m < best)) { best = m; bestWeight = w; }
+    if (w > bestWeight || (w === bestWeight && best !== undefined && m < best)) {
+      best = m;
+      bestWeight = w;
+    }
   }
   return best;
 }
 
 /** Murmur3's finalizer: FNV alone spreads near-identical inputs (node-1, node-2) poorly. */
 function mix32(h: number): number {
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
 }

@@ -23,7 +23,11 @@ export interface ShardHost {
   verifyOwnership?: (shard: number) => Promise<boolean>;
 }
 
-interface OwnerInfo { node: string; lease: string; createRevision: number }
+interface OwnerInfo {
+  node: string;
+  lease: string;
+  createRevision: number;
+}
 
 /**
  * Shard ownership. The desired owner of each shard is the rendezvous winner among live members;
@@ -57,7 +61,8 @@ export class ShardManager {
         this.owners.clear();
         for (const r of records) {
           const s = shardOfOwnerKey(r.key);
-          if (s !== undefined) this.owners.set(s, { node: r.value, lease: r.lease, createRevision: r.createRevision });
+          if (s !== undefined)
+            this.owners.set(s, { node: r.value, lease: r.lease, createRevision: r.createRevision });
         }
         this.ownersLoaded = true;
         // A shard we believe we own but etcd does not show as ours was lost while we were not looking.
@@ -70,7 +75,12 @@ export class ShardManager {
       onEvent: (ev) => {
         if (ev.type === 'put') {
           const s = shardOfOwnerKey(ev.record.key);
-          if (s !== undefined) this.owners.set(s, { node: ev.record.value, lease: ev.record.lease, createRevision: ev.record.createRevision });
+          if (s !== undefined)
+            this.owners.set(s, {
+              node: ev.record.value,
+              lease: ev.record.lease,
+              createRevision: ev.record.createRevision,
+            });
         } else {
           const s = shardOfOwnerKey(ev.key);
           if (s === undefined) return;
@@ -108,19 +118,30 @@ export class ShardManager {
   /** Brings ownership in line with the desired table; runs one pass at a time, again if asked. */
   reconcile(): void {
     if (this.stopped) return;
-    if (this.running) { this.dirty = true; return; }
-    this.running = this.pass().catch((err) => {
-      this.opts.log.warn('shard reconcile failed, retrying', { error: (err as Error).message });
-      this.scheduleRetry();
-    }).finally(() => {
-      this.running = undefined;
-      if (this.dirty) { this.dirty = false; this.reconcile(); }
-    });
+    if (this.running) {
+      this.dirty = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((err) => {
+        this.opts.log.warn('shard reconcile failed, retrying', { error: (err as Error).message });
+        this.scheduleRetry();
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.dirty) {
+          this.dirty = false;
+          this.reconcile();
+        }
+      });
   }
 
   private scheduleRetry(): void {
     if (this.retryTimer || this.stopped) return;
-    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; this.reconcile(); }, DEFAULTS.retryMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.reconcile();
+    }, DEFAULTS.retryMs);
   }
 
   private async pass(): Promise<void> {
@@ -138,10 +159,16 @@ export class ShardManager {
     // Shards held by a stale record of ourselves (an earlier lease) are freed by Membership.join.
   }
 
-  private async parallel(items: number[], fn: (s: number) => Promise<void>, evenWhenStopped = false): Promise<void> {
+  private async parallel(
+    items: number[],
+    fn: (s: number) => Promise<void>,
+    evenWhenStopped = false,
+  ): Promise<void> {
     const limit = this.opts.concurrency ?? DEFAULTS.concurrency;
     let i = 0;
-    const worker = async () => { while (i < items.length && (evenWhenStopped || !this.stopped)) await fn(items[i++]!); };
+    const worker = async () => {
+      while (i < items.length && (evenWhenStopped || !this.stopped)) await fn(items[i++]!);
+    };
     await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   }
 

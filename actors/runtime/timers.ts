@@ -26,9 +26,14 @@ export class TimerHeap {
   private handle: NodeJS.Timeout | undefined;
   private armedFor = Infinity;
 
-  constructor(private readonly onFire: (e: TimerEntry) => void, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly onFire: (e: TimerEntry) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  get size(): number { return this.live.size; }
+  get size(): number {
+    return this.live.size;
+  }
 
   set(entry: TimerEntry): void {
     this.live.set(entry.key, entry);
@@ -39,9 +44,13 @@ export class TimerHeap {
     if (entry.fireAt < this.armedFor) this.schedule();
   }
 
-  delete(key: string): void { this.live.delete(key); }
+  delete(key: string): void {
+    this.live.delete(key);
+  }
 
-  get(key: string): TimerEntry | undefined { return this.live.get(key); }
+  get(key: string): TimerEntry | undefined {
+    return this.live.get(key);
+  }
 
   /** Forgets every timer of a shard (the shard moved to another node). */
   dropShard(shard: number): void {
@@ -62,7 +71,10 @@ export class TimerHeap {
     const now = this.now();
     while (this.heap.length > 0) {
       const top = this.heap[0]!;
-      if (this.live.get(top.key) !== top) { this.pop(); continue; }
+      if (this.live.get(top.key) !== top) {
+        this.pop();
+        continue;
+      }
       if (top.fireAt > now) break;
       this.pop();
       this.live.delete(top.key);
@@ -116,7 +128,8 @@ export class TimerHeap {
       h[0] = last;
       let i = 0;
       for (;;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < h.length && h[l]!.fireAt < h[m]!.fireAt) m = l;
         if (r < h.length && h[r]!.fireAt < h[m]!.fireAt) m = r;

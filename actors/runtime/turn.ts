@@ -24,7 +24,16 @@ export class TurnImpl implements Turn<unknown> {
   /** Which messages of the turn wrote each side record (their ids travel with the write). */
   readonly writers = new Map<string, string[]>();
 
-  constructor(private readonly cell: Cell, private readonly readSide: (cell: Cell, bucket: string, key: string, messageId: string | undefined) => unknown, readonly log: Logger) {
+  constructor(
+    private readonly cell: Cell,
+    private readonly readSide: (
+      cell: Cell,
+      bucket: string,
+      key: string,
+      messageId: string | undefined,
+    ) => unknown,
+    readonly log: Logger,
+  ) {
     this.kind = cell.behavior.kind;
     this.id = cell.id;
     this.shard = cell.shard;
@@ -33,7 +42,10 @@ export class TurnImpl implements Turn<unknown> {
   }
 
   private ownTimers(): Record<string, TimerSpec> {
-    if (!this.timersChanged) { this.timers = { ...this.timers }; this.timersChanged = true; }
+    if (!this.timersChanged) {
+      this.timers = { ...this.timers };
+      this.timersChanged = true;
+    }
     return this.timers;
   }
 
@@ -43,7 +55,9 @@ export class TurnImpl implements Turn<unknown> {
   clearTimer(name: string): void {
     if (name in this.timers) delete this.ownTimers()[name];
   }
-  timer(name: string): TimerSpec | undefined { return this.timers[name]; }
+  timer(name: string): TimerSpec | undefined {
+    return this.timers[name];
+  }
 
   async read<T>(bucket: string, key: string): Promise<T | undefined> {
     // The committed copy is read even when the turn staged a newer one: reading it is what
@@ -53,22 +67,33 @@ export class TurnImpl implements Turn<unknown> {
     if (staged) return (staged.json !== undefined ? JSON.parse(staged.json) : staged.value) as T | undefined;
     return committed as T | undefined;
   }
-  write(bucket: string, key: string, value: unknown): void { this.stage(sideKey(bucket, key), { value }); }
-  writeJson(bucket: string, key: string, json: string): void { this.stage(sideKey(bucket, key), { json }); }
-  remove(bucket: string, key: string): void { this.stage(sideKey(bucket, key), { value: undefined }); }
+  write(bucket: string, key: string, value: unknown): void {
+    this.stage(sideKey(bucket, key), { value });
+  }
+  writeJson(bucket: string, key: string, json: string): void {
+    this.stage(sideKey(bucket, key), { json });
+  }
+  remove(bucket: string, key: string): void {
+    this.stage(sideKey(bucket, key), { value: undefined });
+  }
 
   private stage(sk: string, w: { value?: unknown; json?: string }): void {
     this.sideWrites.set(sk, w);
     const id = this.messageId;
     if (id === undefined) return;
     const ids = this.writers.get(sk);
-    if (!ids) this.writers.set(sk, [id]); else if (!ids.includes(id)) ids.push(id);
+    if (!ids) this.writers.set(sk, [id]);
+    else if (!ids.includes(id)) ids.push(id);
   }
 
   /** The side write's text, or undefined for a removal. */
   static textOf(w: { value?: unknown; json?: string }): string | undefined {
     return w.json ?? (w.value === undefined ? undefined : JSON.stringify(w.value));
   }
-  afterCommit(fn: () => void | Promise<void>): void { this.effects.push(fn); }
-  enqueue(subject: string, data: string, msgId: string): void { this.queued.push({ subject, data, msgId }); }
+  afterCommit(fn: () => void | Promise<void>): void {
+    this.effects.push(fn);
+  }
+  enqueue(subject: string, data: string, msgId: string): void {
+    this.queued.push({ subject, data, msgId });
+  }
 }

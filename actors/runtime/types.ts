@@ -24,9 +24,17 @@ export interface ActorRecord<S> {
   intent?: Intent;
 }
 
-export interface Intent { writes: IntentWrite[] }
+export interface Intent {
+  writes: IntentWrite[];
+}
 /** One side write of a turn: the revision it replaces, the messages that made it, the value (none: a removal). */
-export interface IntentWrite { bucket: string; key: string; prev: number; ids: string[]; json: string | undefined }
+export interface IntentWrite {
+  bucket: string;
+  key: string;
+  prev: number;
+  ids: string[];
+  json: string | undefined;
+}
 
 /** The view of one turn: the actor's state and the effects it wants, committed together. */
 export interface Turn<S> {
@@ -87,14 +95,27 @@ export interface ActorBehavior<S> {
  * Thrown by a turn's read when the record read was already written by the message being applied: the
  * message is a retry of one applied before, answered with the reply it got then.
  */
-export class AlreadyApplied extends Error { constructor(readonly reply: unknown) { super('message already applied'); this.name = 'AlreadyApplied'; } }
+export class AlreadyApplied extends Error {
+  constructor(readonly reply: unknown) {
+    super('message already applied');
+    this.name = 'AlreadyApplied';
+  }
+}
 
 /** Thrown inside a turn when the shard was lost under it: nothing is written, nothing replied. */
-export class Fenced extends Error { constructor() { super('shard no longer owned'); this.name = 'Fenced'; } }
+export class Fenced extends Error {
+  constructor() {
+    super('shard no longer owned');
+    this.name = 'Fenced';
+  }
+}
 
 /** An error the actor reports to its caller: `unavailable` is retried by `ask`, the others are final. */
 export class ActorError extends Error {
-  constructor(readonly code: 'not_found' | 'invalid' | 'conflict' | 'internal' | 'unavailable', message: string) {
+  constructor(
+    readonly code: 'not_found' | 'invalid' | 'conflict' | 'internal' | 'unavailable',
+    message: string,
+  ) {
     super(message);
     this.name = 'ActorError';
   }

@@ -1,6 +1,14 @@
 import type { Headers, KvStore } from './nats.ts';
 
-interface Pending { bucket: string; key: string; value: Uint8Array | undefined; revision: number; headers: Headers | undefined; resolve(rev: number): void; reject(err: unknown): void }
+interface Pending {
+  bucket: string;
+  key: string;
+  value: Uint8Array | undefined;
+  revision: number;
+  headers: Headers | undefined;
+  resolve(rev: number): void;
+  reject(err: unknown): void;
+}
 
 const MAX_BATCH = 512;
 
@@ -18,7 +26,13 @@ export class RecordWriter {
 
   constructor(private readonly stores: Map<string, KvStore>) {}
 
-  put(bucket: string, key: string, value: Uint8Array, expectedRevision: number, headers?: Headers): Promise<number> {
+  put(
+    bucket: string,
+    key: string,
+    value: Uint8Array,
+    expectedRevision: number,
+    headers?: Headers,
+  ): Promise<number> {
     return this.enqueue(bucket, key, value, expectedRevision, headers);
   }
 
@@ -30,11 +44,20 @@ export class RecordWriter {
     return this.enqueue(bucket, key, undefined, expectedRevision, headers);
   }
 
-  private enqueue(bucket: string, key: string, value: Uint8Array | undefined, revision: number, headers: Headers | undefined): Promise<number> {
+  private enqueue(
+    bucket: string,
+    key: string,
+    value: Uint8Array | undefined,
+    revision: number,
+    headers: Headers | undefined,
+  ): Promise<number> {
     return new Promise((resolve, reject) => {
       this.queue.push({ bucket, key, value, revision, headers, resolve, reject });
       if (this.queue.length >= MAX_BATCH) this.flush();
-      else if (!this.scheduled) { this.scheduled = true; setImmediate(() => this.flush()); }
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
     });
   }
 
@@ -47,9 +70,15 @@ export class RecordWriter {
     this.writes += batch.length;
     for (const w of batch) {
       const store = this.stores.get(w.bucket);
-      if (!store) { w.reject(new Error(`no KV bucket ${w.bucket}`)); continue; }
+      if (!store) {
+        w.reject(new Error(`no KV bucket ${w.bucket}`));
+        continue;
+      }
       if (w.value === undefined) {
-        if (w.revision === 0) { w.resolve(0); continue; }
+        if (w.revision === 0) {
+          w.resolve(0);
+          continue;
+        }
         store.remove(w.key, w.revision, w.headers).then(w.resolve, w.reject);
       } else {
         store.put(w.key, w.value, w.revision, w.headers).then(w.resolve, w.reject);

@@ -3,7 +3,13 @@ import type { EntityReadModel } from '../entity/read-model.ts';
 import type { ConfigStore } from '../config/store.ts';
 import { ActorError, type ActorBehavior, type Turn } from '../runtime/types.ts';
 import {
-  SCHEDULE_KIND, TICK_TIMER, splitScheduleId, type ConfigureMsg, type ScheduleState, type StopMsg, type StoredCheck,
+  SCHEDULE_KIND,
+  TICK_TIMER,
+  splitScheduleId,
+  type ConfigureMsg,
+  type ScheduleState,
+  type StopMsg,
+  type StoredCheck,
 } from './messages.ts';
 import { nextFire } from './next.ts';
 import { buildRequest, expandProxy, requestSubjects, type OutgoingRequest } from './requests.ts';
@@ -27,16 +33,19 @@ interface ScheduleDeps {
 export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleState> {
   const arm = (t: Turn<ScheduleState>, check: StoredCheck, after: number) => {
     const at = nextFire(splitScheduleId(t.id)[1], check, after);
-    if (at === undefined) t.clearTimer(TICK_TIMER); else t.setTimer(TICK_TIMER, at);
+    if (at === undefined) t.clearTimer(TICK_TIMER);
+    else t.setTimer(TICK_TIMER, at);
   };
 
   const configure = (t: Turn<ScheduleState>, body: ConfigureMsg) => {
-    if (!body || typeof body !== 'object' || typeof body.revision !== 'number' || !body.config?.metadata) throw new ActorError('invalid', 'configure needs {config, revision}');
+    if (!body || typeof body !== 'object' || typeof body.revision !== 'number' || !body.config?.metadata)
+      throw new ActorError('invalid', 'configure needs {config, revision}');
     const current = t.state;
     if (current && current.revision > body.revision) return { revision: current.revision };
     if (current && current.revision === body.revision) {
       // Same version: only make sure its deadline is armed (a start-up `ensure`).
-      if (!t.timer(TICK_TIMER) && nextFire(splitScheduleId(t.id)[1], current.config, t.now) !== undefined) arm(t, current.config, t.now);
+      if (!t.timer(TICK_TIMER) && nextFire(splitScheduleId(t.id)[1], current.config, t.now) !== undefined)
+        arm(t, current.config, t.now);
       return { revision: current.revision };
     }
     t.state = { config: body.config, revision: body.revision };
@@ -81,14 +90,23 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
       // The node's configuration view is the truth: a check deleted while its `stop` was lost
       // stops here, and a newer version seen here is adopted (its `configure` is on its way).
       const entry = deps.config.entry<StoredCheck>(configKeys.namespaced('checks', ns, name));
-      if (!entry) { t.state = undefined; return; }
+      if (!entry) {
+        t.state = undefined;
+        return;
+      }
       let state = t.state;
-      if (entry.modRevision > state.revision) { state = { config: entry.value, revision: entry.modRevision }; t.state = state; }
+      if (entry.modRevision > state.revision) {
+        state = { config: entry.value, revision: entry.modRevision };
+        t.state = state;
+      }
       const check = state.config;
       // Strictly after now: a node that was down across several ticks fires once, not a burst.
       arm(t, check, Math.max(at, t.now));
       if (check.publish === false) return;
-      if (subdued(check.subdues, at)) { t.log.debug('check subdued', { namespace: ns, check: name }); return; }
+      if (subdued(check.subdues, at)) {
+        t.log.debug('check subdued', { namespace: ns, check: name });
+        return;
+      }
       const issued = Math.floor(at / 1000);
       const subjects = requestSubjects(ns, check);
       if (subjects.length === 0) return;
@@ -102,14 +120,27 @@ export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleStat
  * Proxy requests with `splay: true` go out spread over `splay_coverage`% (default 90) of the time
  * to the next fire (at least 5 s), as in docs/compatibility.md#proxy-requests; everything else at once.
  */
-function spreadPublish(name: string, subjects: string[], requests: OutgoingRequest[], check: StoredCheck, at: number, publish: (s: string[], r: OutgoingRequest) => void): void {
+function spreadPublish(
+  name: string,
+  subjects: string[],
+  requests: OutgoingRequest[],
+  check: StoredCheck,
+  at: number,
+  publish: (s: string[], r: OutgoingRequest) => void,
+): void {
   const proxy = check.proxy_requests;
-  if (!proxy?.splay || requests.length < 2) { for (const r of requests) publish(subjects, r); return; }
+  if (!proxy?.splay || requests.length < 2) {
+    for (const r of requests) publish(subjects, r);
+    return;
+  }
   const next = nextFire(name, check, at);
   const window = Math.max(5000, (next ?? at + 5000) - at) * ((proxy.splay_coverage || 90) / 100);
   const gap = window / requests.length;
   requests.forEach((r, i) => {
-    if (i === 0) { publish(subjects, r); return; }
+    if (i === 0) {
+      publish(subjects, r);
+      return;
+    }
     setTimeout(() => publish(subjects, r), gap * i).unref();
   });
 }

@@ -18,10 +18,17 @@ const ACK_WAIT_NS = 30_000_000_000;
  * subscriptions (or those the request names), acknowledging each once published. A request for a
  * check that no longer exists, or that does not parse, is dropped with a warning.
  */
-export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore, log: Logger, readModel?: EntityReadModel): Promise<{ stop(): Promise<void> }> {
+export async function startAdhocExecutor(
+  nats: NatsAdapter,
+  config: ConfigStore,
+  log: Logger,
+  readModel?: EntityReadModel,
+): Promise<{ stop(): Promise<void> }> {
   const consumer = await nats.durableConsumer(streams.adhoc, ADHOC_CONSUMER, {
-    ack_policy: AckPolicy.Explicit, ack_wait: ACK_WAIT_NS,
-    filter_subject: `${subjects.adhocPrefix}.>`, max_deliver: 5,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: ACK_WAIT_NS,
+    filter_subject: `${subjects.adhocPrefix}.>`,
+    max_deliver: 5,
   });
   let messages: ConsumerMessages | undefined;
   let stopped = false;
@@ -31,17 +38,41 @@ export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore,
         messages = await consumer.consume({ max_messages: 32 });
         for await (const m of messages) {
           let parsed: v.InferOutput<typeof QueuedAdhoc>;
-          try { parsed = v.parse(QueuedAdhoc, m.json()); }
-          catch (err) { log.warn('dropping a malformed ad hoc request', { error: (err as Error).message }); m.term(); continue; }
-          const check = config.get<StoredCheck>(configKeys.namespaced('checks', parsed.namespace, parsed.check));
-          if (!check) { log.warn('ad hoc request for a check that does not exist', { namespace: parsed.namespace, check: parsed.check }); m.ack(); continue; }
+          try {
+            parsed = v.parse(QueuedAdhoc, m.json());
+          } catch (err) {
+            log.warn('dropping a malformed ad hoc request', { error: (err as Error).message });
+            m.term();
+            continue;
+          }
+          const check = config.get<StoredCheck>(
+            configKeys.namespaced('checks', parsed.namespace, parsed.check),
+          );
+          if (!check) {
+            log.warn('ad hoc request for a check that does not exist', {
+              namespace: parsed.namespace,
+              check: parsed.check,
+            });
+            m.ack();
+            continue;
+          }
           const targets = requestSubjects(parsed.namespace, check, parsed.subscriptions ?? undefined);
-          for (const req of expandProxy(readModel, parsed.namespace, buildRequest(config, parsed.namespace, check, parsed.issued), log)) {
+          for (const req of expandProxy(
+            readModel,
+            parsed.namespace,
+            buildRequest(config, parsed.namespace, check, parsed.issued),
+            log,
+          )) {
             const data = Buffer.from(JSON.stringify(req));
             for (const s of targets) nats.publish(s, data);
           }
           m.ack();
-          log.info('ad hoc check request published', { namespace: parsed.namespace, check: parsed.check, issued: parsed.issued, creator: parsed.creator });
+          log.info('ad hoc check request published', {
+            namespace: parsed.namespace,
+            check: parsed.check,
+            issued: parsed.issued,
+            creator: parsed.creator,
+          });
         }
       } catch (err) {
         if (!stopped) log.warn('ad hoc consumer failed, restarting', { error: (err as Error).message });
@@ -50,5 +81,10 @@ export async function startAdhocExecutor(nats: NatsAdapter, config: ConfigStore,
     }
   };
   void run();
-  return { stop: async () => { stopped = true; await messages?.close().catch(() => {}); } };
+  return {
+    stop: async () => {
+      stopped = true;
+      await messages?.close().catch(() => {});
+    },
+  };
 }

@@ -14,9 +14,17 @@ export function splitScheduleId(id: string): [string, string] {
 }
 
 /** The config version this owner schedules: the check as stored and its etcd mod revision. */
-export interface ScheduleState { config: StoredCheck; revision: number }
+export interface ScheduleState {
+  config: StoredCheck;
+  revision: number;
+}
 
 /** `configure` (a change seen by a node) and `ensure` (a node starting) carry the same body. */
-export interface ConfigureMsg { config: StoredCheck; revision: number }
+export interface ConfigureMsg {
+  config: StoredCheck;
+  revision: number;
+}
 /** `stop`: the check was deleted at `revision`. */
-export interface StopMsg { revision: number }
+export interface StopMsg {
+  revision: number;
+}

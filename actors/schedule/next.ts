@@ -10,7 +10,11 @@ import type { StoredCheck } from './messages.ts';
 export function nextFire(name: string, check: StoredCheck, afterMs: number): number | undefined {
   if (check.publish === false) return undefined;
   if (check.cron) {
-    try { return nextCronFire(parseCron(check.cron), afterMs); } catch { return undefined; }
+    try {
+      return nextCronFire(parseCron(check.cron), afterMs);
+    } catch {
+      return undefined;
+    }
   }
   if (check.interval && check.interval > 0) return nextIntervalFire(name, check.interval, afterMs);
   return undefined;

@@ -17,12 +17,23 @@ const SETUP = new Script(`(() => {
  * a context with no host objects over a frozen copy of the entity, 100 ms at most; an expression
  * that throws or runs out of time counts as "no match" for that entity, and is logged once per fire.
  */
-export function matchEntities(expressions: string[], entities: Iterable<{ metadata?: { name?: string } }>, log: Logger): string[] {
+export function matchEntities(
+  expressions: string[],
+  entities: Iterable<{ metadata?: { name?: string } }>,
+  log: Logger,
+): string[] {
   const out: string[] = [];
   const scripts: Script[] = [];
   for (const expr of expressions) {
-    try { scripts.push(new Script(expr)); }
-    catch (err) { log.warn('proxy entity_attributes expression does not compile', { expression: expr, error: (err as Error).message }); return out; }
+    try {
+      scripts.push(new Script(expr));
+    } catch (err) {
+      log.warn('proxy entity_attributes expression does not compile', {
+        expression: expr,
+        error: (err as Error).message,
+      });
+      return out;
+    }
   }
   const failed = new Set<number>();
   for (const entity of entities) {
@@ -32,13 +43,27 @@ export function matchEntities(expressions: string[], entities: Iterable<{ metada
     sandbox.__entity_json = JSON.stringify(entity);
     const context = createContext(sandbox);
     let all = true;
-    try { SETUP.runInContext(context, { timeout: EXPRESSION_TIMEOUT_MS }); } catch { continue; }
+    try {
+      SETUP.runInContext(context, { timeout: EXPRESSION_TIMEOUT_MS });
+    } catch {
+      continue;
+    }
     for (let i = 0; i < scripts.length; i++) {
       try {
-        if (scripts[i]!.runInContext(context, { timeout: EXPRESSION_TIMEOUT_MS }) !== true) { all = false; break; }
+        if (scripts[i]!.runInContext(context, { timeout: EXPRESSION_TIMEOUT_MS }) !== true) {
+          all = false;
+          break;
+        }
       } catch (err) {
-        if (!failed.has(i)) { failed.add(i); log.warn('proxy entity_attributes expression failed', { expression: expressions[i], error: (err as Error).message }); }
-        all = false; break;
+        if (!failed.has(i)) {
+          failed.add(i);
+          log.warn('proxy entity_attributes expression failed', {
+            expression: expressions[i],
+            error: (err as Error).message,
+          });
+        }
+        all = false;
+        break;
       }
     }
     if (all) out.push(name);

@@ -25,23 +25,36 @@ export class ScheduleReconciler {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(private readonly config: ConfigStore, private readonly actors: ActorClient, private readonly log: Logger) {}
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly actors: ActorClient,
+    private readonly log: Logger,
+  ) {}
 
   start(): void {
     this.config.onChange(() => this.kick(DEBOUNCE_MS));
     this.kick(0);
   }
 
-  stop(): void { this.stopped = true; if (this.timer) clearTimeout(this.timer); }
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
 
   private kick(delay: number): void {
     if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => { this.timer = undefined; void this.pass(); }, delay);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.pass();
+    }, delay);
     this.timer.unref();
   }
 
   private async pass(): Promise<void> {
-    if (this.running) { this.again = true; return; }
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     this.running = true;
     let failed = 0;
     let lastError = '';
@@ -55,7 +68,13 @@ export class ScheduleReconciler {
         if (this.known.get(e.key) === e.modRevision) continue;
         const [ns, name] = e.key.slice(prefix.length).split('/') as [string, string];
         jobs.push(async () => {
-          await this.actors.ask(SCHEDULE_KIND, scheduleId(ns, name), type, { config: e.value, revision: e.modRevision }, { deadlineMs: 30_000 });
+          await this.actors.ask(
+            SCHEDULE_KIND,
+            scheduleId(ns, name),
+            type,
+            { config: e.value, revision: e.modRevision },
+            { deadlineMs: 30_000 },
+          );
           this.known.set(e.key, e.modRevision);
         });
       }
@@ -63,17 +82,28 @@ export class ScheduleReconciler {
         if (present.has(key)) continue;
         const [ns, name] = key.slice(prefix.length).split('/') as [string, string];
         jobs.push(async () => {
-          await this.actors.ask(SCHEDULE_KIND, scheduleId(ns, name), 'stop', { revision }, { deadlineMs: 30_000 });
+          await this.actors.ask(
+            SCHEDULE_KIND,
+            scheduleId(ns, name),
+            'stop',
+            { revision },
+            { deadlineMs: 30_000 },
+          );
           if (this.known.get(key) === revision) this.known.delete(key);
         });
       }
       let next = 0;
-      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, jobs.length) }, async () => {
-        while (next < jobs.length && !this.stopped) {
-          const job = jobs[next++]!;
-          await job().catch((err) => { failed++; lastError = (err as Error).message; });
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: Math.min(CONCURRENCY, jobs.length) }, async () => {
+          while (next < jobs.length && !this.stopped) {
+            const job = jobs[next++]!;
+            await job().catch((err) => {
+              failed++;
+              lastError = (err as Error).message;
+            });
+          }
+        }),
+      );
       // One line per pass, not one per check: at start thousands may wait for their shards.
       if (failed) this.log.warn('schedule updates not delivered; will retry', { failed, error: lastError });
       else {
@@ -83,7 +113,9 @@ export class ScheduleReconciler {
     } finally {
       this.running = false;
     }
-    if (this.again) { this.again = false; this.kick(0); }
-    else if (failed) this.kick(RETRY_MS);
+    if (this.again) {
+      this.again = false;
+      this.kick(0);
+    } else if (failed) this.kick(RETRY_MS);
   }
 }

@@ -28,11 +28,21 @@ const resolve = (config: ConfigStore, resource: string, ns: string, names: Itera
  * `runtime_assets`, the hooks named in `check_hooks` and their own assets, as stored. A name that
  * resolves to nothing is left out; the agent runs what it is given.
  */
-export function buildRequest(config: ConfigStore, ns: string, check: StoredCheck, issuedSeconds: number): OutgoingRequest {
+export function buildRequest(
+  config: ConfigStore,
+  ns: string,
+  check: StoredCheck,
+  issuedSeconds: number,
+): OutgoingRequest {
   const assets = resolve(config, 'assets', ns, check.runtime_assets ?? []);
   const hookNames = new Set((check.check_hooks ?? []).flatMap((l) => l.hooks));
   const hooks = resolve(config, 'hooks', ns, hookNames);
-  const req: OutgoingRequest = { config: { ...check, metadata: { ...check.metadata, namespace: ns } }, assets, hooks, issued: issuedSeconds };
+  const req: OutgoingRequest = {
+    config: { ...check, metadata: { ...check.metadata, namespace: ns } },
+    assets,
+    hooks,
+    issued: issuedSeconds,
+  };
   for (const hook of hooks as Array<{ metadata?: { name?: string }; runtime_assets?: string[] | null }>) {
     const names = hook.runtime_assets ?? [];
     if (!names.length || !hook.metadata?.name) continue;
@@ -43,7 +53,9 @@ export function buildRequest(config: ConfigStore, ns: string, check: StoredCheck
 
 /** The subjects a request goes to: every subscription, fan-out or to one agent each (round robin). */
 export function requestSubjects(ns: string, check: StoredCheck, subscriptions?: string[]): string[] {
-  const subs = [...new Set(subscriptions && subscriptions.length ? subscriptions : check.subscriptions ?? [])];
+  const subs = [
+    ...new Set(subscriptions && subscriptions.length ? subscriptions : (check.subscriptions ?? [])),
+  ];
   return subs.map((s) => (check.round_robin ? subjects.roundRobin(ns, s) : subjects.subscription(ns, s)));
 }
 
@@ -51,11 +63,24 @@ export function requestSubjects(ns: string, check: StoredCheck, subscriptions?: 
  * The requests of one fire: for a check with `proxy_requests`, one per entity of the namespace that
  * matches every expression, each naming it in `proxy_entity_name`; otherwise the request itself.
  */
-export function expandProxy(readModel: EntityReadModel | undefined, ns: string, base: OutgoingRequest, log: Logger): OutgoingRequest[] {
+export function expandProxy(
+  readModel: EntityReadModel | undefined,
+  ns: string,
+  base: OutgoingRequest,
+  log: Logger,
+): OutgoingRequest[] {
   const proxy = base.config.proxy_requests;
   if (!proxy || !(proxy.entity_attributes ?? []).length) return [base];
-  const entities = readModel ? [...readModel.entities.range(ns + SEP)].map((i) => i.value<{ metadata?: { name?: string } }>()).filter(Boolean) : [];
+  const entities = readModel
+    ? [...readModel.entities.range(ns + SEP)]
+        .map((i) => i.value<{ metadata?: { name?: string } }>())
+        .filter(Boolean)
+    : [];
   const names = matchEntities(proxy.entity_attributes ?? [], entities, log);
-  if (names.length === 0) log.info('no matching entities, check will not be published', { namespace: ns, check: base.config.metadata.name });
+  if (names.length === 0)
+    log.info('no matching entities, check will not be published', {
+      namespace: ns,
+      check: base.config.metadata.name,
+    });
   return names.map((name) => ({ ...base, config: { ...base.config, proxy_entity_name: name } }));
 }

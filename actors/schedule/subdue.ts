@@ -6,7 +6,11 @@
  * only their shape), so a typo never stops a check from running.
  */
 
-interface SubdueWindow { begin: string; end: string; repeat?: string[] | null }
+interface SubdueWindow {
+  begin: string;
+  end: string;
+  repeat?: string[] | null;
+}
 
 const DAY_MS = 86_400_000;
 const DAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
@@ -31,7 +35,8 @@ function startDays(repeat: string[]): Set<number> | undefined {
 }
 
 function inWindow(w: SubdueWindow, now: number): boolean {
-  const begin = Date.parse(w.begin), end = Date.parse(w.end);
+  const begin = Date.parse(w.begin),
+    end = Date.parse(w.end);
   if (!Number.isFinite(begin) || !Number.isFinite(end) || end <= begin) return false;
   const length = end - begin;
   const repeat = w.repeat ?? [];
@@ -45,14 +50,19 @@ function inWindow(w: SubdueWindow, now: number): boolean {
   const beginLocal = local(begin);
   for (let back = 0; back <= spanDays; back++) {
     const dayStart = Math.floor((now + offset) / DAY_MS - back) * DAY_MS;
-    const start = dayStart + (begin + offset) % DAY_MS - offset;
+    const start = dayStart + ((begin + offset) % DAY_MS) - offset;
     if (start < begin || now < start || now >= start + length) continue;
     const d = local(start);
     const matches =
       (lower.includes('weekly') && d.getUTCDay() === beginLocal.getUTCDay()) ||
       (lower.includes('monthly') && d.getUTCDate() === beginLocal.getUTCDate()) ||
-      (lower.includes('annually') && d.getUTCDate() === beginLocal.getUTCDate() && d.getUTCMonth() === beginLocal.getUTCMonth()) ||
-      (() => { const days = startDays(lower); return days === undefined ? true : days.has(d.getUTCDay()); })();
+      (lower.includes('annually') &&
+        d.getUTCDate() === beginLocal.getUTCDate() &&
+        d.getUTCMonth() === beginLocal.getUTCMonth()) ||
+      (() => {
+        const days = startDays(lower);
+        return days === undefined ? true : days.has(d.getUTCDay());
+      })();
     if (matches) return true;
   }
   return false;

@@ -27,7 +27,13 @@ interface AgentApiDeps {
 const ROUTES: Record<string, string> = { '/events': 'POST', '/healthz': 'GET', '/version': 'GET' };
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly close = false) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly close = false,
+  ) {
+    super(message);
+  }
 }
 
 function send(res: ServerResponse, status: number, body: string, type: string, close = false): void {
@@ -41,7 +47,8 @@ function send(res: ServerResponse, status: number, body: string, type: string, c
 }
 const sendJson = (res: ServerResponse, status: number, body: unknown, close = false) =>
   send(res, status, JSON.stringify(body), 'application/json', close);
-const sendText = (res: ServerResponse, status: number, text: string) => send(res, status, text, 'text/plain; charset=utf-8');
+const sendText = (res: ServerResponse, status: number, text: string) =>
+  send(res, status, text, 'text/plain; charset=utf-8');
 
 /** The whole body, or an HttpError 413 once it passes MAX_BODY_BYTES (after draining what is cheap). */
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -52,12 +59,19 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     let size = 0;
     const refuse = (close: boolean) =>
       reject(new HttpError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`, close));
-    if (tooBig && declared > DRAIN_BYTES) { refuse(true); return; }
+    if (tooBig && declared > DRAIN_BYTES) {
+      refuse(true);
+      return;
+    }
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) tooBig = true;
       if (!tooBig) parts.push(chunk);
-      else if (size > DRAIN_BYTES) { req.removeAllListeners('data'); req.pause(); refuse(true); }
+      else if (size > DRAIN_BYTES) {
+        req.removeAllListeners('data');
+        req.pause();
+        refuse(true);
+      }
     });
     req.on('end', () => (tooBig ? refuse(false) : resolve(Buffer.concat(parts))));
     req.on('error', reject);
@@ -67,7 +81,9 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 /** Parses the body of POST /events; throws HttpError 400 with a readable message. */
 export function parseApiEvent(body: Buffer): Event {
   let json: unknown;
-  try { json = JSON.parse(body.toString('utf8')); } catch (err) {
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (err) {
     throw new HttpError(400, `malformed JSON: ${(err as Error).message}`);
   }
   const r = v.safeParse(ApiEvent, json);
@@ -80,7 +96,10 @@ async function postEvent(req: IncomingMessage, res: ServerResponse, deps: AgentA
   try {
     await deps.sink.submit(event);
   } catch (err) {
-    deps.log.warn('event from the HTTP API not queued', { error: (err as Error).message, check: event.check?.metadata.name });
+    deps.log.warn('event from the HTTP API not queued', {
+      error: (err as Error).message,
+      check: event.check?.metadata.name,
+    });
     sendJson(res, 500, { message: `event not queued: ${(err as Error).message}` });
     return;
   }
@@ -91,19 +110,25 @@ async function postEvent(req: IncomingMessage, res: ServerResponse, deps: AgentA
 async function handle(req: IncomingMessage, res: ServerResponse, deps: AgentApiDeps): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0]!;
   const method = ROUTES[path];
-  if (method === undefined) { sendJson(res, 404, { message: `no route for ${path}` }); return; }
+  if (method === undefined) {
+    sendJson(res, 404, { message: `no route for ${path}` });
+    return;
+  }
   if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
     res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
     sendJson(res, 405, { message: `${req.method} is not allowed on ${path}` });
     return;
   }
   switch (path) {
-    case '/events': return postEvent(req, res, deps);
+    case '/events':
+      return postEvent(req, res, deps);
     case '/healthz':
       if (deps.connected()) sendText(res, 200, 'ok');
       else sendText(res, 503, 'monitor backend unavailable');
       return;
-    case '/version': sendJson(res, 200, { version: deps.version }); return;
+    case '/version':
+      sendJson(res, 200, { version: deps.version });
+      return;
   }
 }
 
@@ -134,9 +159,10 @@ export async function startApi(host: string, port: number, deps: AgentApiDeps): 
   server.on('error', (err) => deps.log.warn('agent API server error', { error: err.message }));
   deps.log.info('agent API listening', { host, port });
   return {
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -12,18 +12,27 @@ import { AllowList, type AllowListEntry } from '../../proto/schemas/check-reques
 export const DENIED_OUTPUT = 'check command denied by the agent allow list';
 
 export class AllowListError extends Error {
-  constructor(message: string) { super(message); this.name = 'AllowListError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'AllowListError';
+  }
 }
 
 /** Reads the file once at start; YAML unless the name ends in .json. Throws AllowListError (one line). */
 export function loadAllowList(file: string): AllowListEntry[] {
   let text: string;
-  try { text = readFileSync(file, 'utf8'); } catch (e) {
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
     throw new AllowListError(`cannot read allow list ${file}: ${(e as Error).message}`);
   }
   let doc: unknown;
-  try { doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text); } catch (e) {
-    throw new AllowListError(`allow list ${file} is not valid ${extname(file).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`);
+  try {
+    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new AllowListError(
+      `allow list ${file} is not valid ${extname(file).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   const r = v.safeParse(AllowList, doc);
   if (!r.success) throw new AllowListError(`invalid allow list ${file}: ${describeIssues(r.issues)}`);
@@ -45,7 +54,14 @@ export function commandMatches(entry: AllowListEntry, command: string): boolean 
 
 /** `exec` as the shell would find it: a path as given, else the first executable on PATH. */
 export function resolveExecutable(exec: string, path: string | undefined): string | undefined {
-  const usable = (p: string) => { try { accessSync(p, constants.X_OK); return statSync(p).isFile(); } catch { return false; } };
+  const usable = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
   if (exec.includes('/')) return isAbsolute(exec) || usable(exec) ? exec : undefined;
   for (const dir of (path ?? '').split(delimiter)) {
     if (!dir) continue;
@@ -65,17 +81,32 @@ type AllowDecision = { allowed: true; enableEnv: boolean } | { allowed: false; r
  * Decides for one command. No list configured allows everything (with env_vars). A matching entry
  * with sha512 allows only when the resolved executable hashes to it; the next entry may still match.
  */
-export function checkAllowed(list: AllowListEntry[] | undefined, command: string, path: string | undefined): AllowDecision {
+export function checkAllowed(
+  list: AllowListEntry[] | undefined,
+  command: string,
+  path: string | undefined,
+): AllowDecision {
   if (!list) return { allowed: true, enableEnv: true };
   let reason = 'no allow list entry matches the command';
   for (const entry of list) {
     if (!commandMatches(entry, command)) continue;
     if (entry.sha512) {
       const resolved = resolveExecutable(entry.exec, path);
-      if (!resolved) { reason = `executable ${entry.exec} not found`; continue; }
+      if (!resolved) {
+        reason = `executable ${entry.exec} not found`;
+        continue;
+      }
       let sum: string;
-      try { sum = sha512File(resolved); } catch (e) { reason = `cannot read ${resolved}: ${(e as Error).message}`; continue; }
-      if (sum !== entry.sha512.toLowerCase()) { reason = `sha512 of ${resolved} does not match the allow list`; continue; }
+      try {
+        sum = sha512File(resolved);
+      } catch (e) {
+        reason = `cannot read ${resolved}: ${(e as Error).message}`;
+        continue;
+      }
+      if (sum !== entry.sha512.toLowerCase()) {
+        reason = `sha512 of ${resolved} does not match the allow list`;
+        continue;
+      }
     }
     return { allowed: true, enableEnv: entry.enable_env ?? false };
   }

@@ -52,17 +52,37 @@ export function buildCheckEvent(o: {
   const format = config.output_metric_format;
   if (format && o.extractMetrics) {
     try {
-      const { points, errors } = o.extractMetrics(format, run.output, { executed: run.executed, tags: config.output_metric_tags ?? [] });
-      if (errors.length) o.log?.warn('check output lines not understood as metrics', { check: config.metadata.name, format, errors: errors.slice(0, 5), count: errors.length });
-      metrics = { points, ...(config.output_metric_handlers?.length ? { handlers: config.output_metric_handlers } : {}) };
+      const { points, errors } = o.extractMetrics(format, run.output, {
+        executed: run.executed,
+        tags: config.output_metric_tags ?? [],
+      });
+      if (errors.length)
+        o.log?.warn('check output lines not understood as metrics', {
+          check: config.metadata.name,
+          format,
+          errors: errors.slice(0, 5),
+          count: errors.length,
+        });
+      metrics = {
+        points,
+        ...(config.output_metric_handlers?.length ? { handlers: config.output_metric_handlers } : {}),
+      };
     } catch (e) {
-      o.log?.warn('cannot extract metrics from check output', { check: config.metadata.name, format, error: (e as Error).message });
+      o.log?.warn('cannot extract metrics from check output', {
+        check: config.metadata.name,
+        format,
+        error: (e as Error).message,
+      });
     }
   } else if (format) {
-    o.log?.debug('metric extraction is not available; output_metric_format ignored', { check: config.metadata.name, format });
+    o.log?.debug('metric extraction is not available; output_metric_format ignored', {
+      check: config.metadata.name,
+      format,
+    });
   }
   let output = run.output;
-  if (config.max_output_size && config.max_output_size > 0) output = truncateBytes(output, config.max_output_size);
+  if (config.max_output_size && config.max_output_size > 0)
+    output = truncateBytes(output, config.max_output_size);
   if (config.discard_output) output = '';
   const check = {
     ...config,

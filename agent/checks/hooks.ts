@@ -5,12 +5,18 @@ import type { RequestCheckConfig, RequestHookConfig } from '../../proto/schemas/
 
 function hookTypeMatches(type: string, status: number): boolean {
   switch (type) {
-    case 'ok': return status === 0;
-    case 'warning': return status === 1;
-    case 'critical': return status === 2;
-    case 'unknown': return status > 2;
-    case 'non-zero': return status !== 0;
-    default: return /^\d+$/.test(type) && Number(type) === status;
+    case 'ok':
+      return status === 0;
+    case 'warning':
+      return status === 1;
+    case 'critical':
+      return status === 2;
+    case 'unknown':
+      return status > 2;
+    case 'non-zero':
+      return status !== 0;
+    default:
+      return /^\d+$/.test(type) && Number(type) === status;
   }
 }
 
@@ -20,7 +26,11 @@ interface HookSelection {
   missing: string[];
 }
 
-export function selectHooks(check: RequestCheckConfig, available: RequestHookConfig[], status: number): HookSelection {
+export function selectHooks(
+  check: RequestCheckConfig,
+  available: RequestHookConfig[],
+  status: number,
+): HookSelection {
   const byName = new Map(available.map((h) => [h.metadata.name, h]));
   const seen = new Set<string>();
   const hooks: RequestHookConfig[] = [];
@@ -31,7 +41,8 @@ export function selectHooks(check: RequestCheckConfig, available: RequestHookCon
       if (seen.has(name)) continue;
       seen.add(name);
       const h = byName.get(name);
-      if (h) hooks.push(h); else missing.push(name);
+      if (h) hooks.push(h);
+      else missing.push(name);
     }
   }
   return { hooks, missing };

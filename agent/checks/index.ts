@@ -1,6 +1,10 @@
 import * as v from 'valibot';
 import { describeIssues } from '../../proto/schemas/common.ts';
-import { CheckRequest, type RequestCheckConfig, type RequestHookConfig } from '../../proto/schemas/check-request.ts';
+import {
+  CheckRequest,
+  type RequestCheckConfig,
+  type RequestHookConfig,
+} from '../../proto/schemas/check-request.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { AllowListEntry } from '../../proto/schemas/check-request.ts';
@@ -48,7 +52,10 @@ export class CheckExecutor {
 
   /** Takes a decoded `check_request` payload; never throws. */
   handle(value: unknown): void {
-    if (this.abort.signal.aborted) { this.deps.log.debug('check request ignored: the agent is stopping'); return; }
+    if (this.abort.signal.aborted) {
+      this.deps.log.debug('check request ignored: the agent is stopping');
+      return;
+    }
     const r = v.safeParse(CheckRequest, value);
     if (!r.success) {
       this.deps.log.warn('ignoring malformed check request', { error: describeIssues(r.issues) });
@@ -60,14 +67,20 @@ export class CheckExecutor {
     const admission = this.intake.admit(name, proxy, req.issued);
     if (!admission.ok) {
       const fields = { check: name, issued: req.issued, ...(proxy ? { proxy_entity_name: proxy } : {}) };
-      if (admission.reason === 'in_progress') this.deps.log.info(`check request refused: ${admission.message}`, fields);
+      if (admission.reason === 'in_progress')
+        this.deps.log.info(`check request refused: ${admission.message}`, fields);
       else this.deps.log.debug(`check request refused: ${admission.message}`, fields);
       return;
     }
     this.deps.log.debug('check request accepted', { check: name, issued: req.issued });
     const p = this.execute(req)
-      .catch((e: unknown) => this.deps.log.error('check execution failed', { check: name, error: (e as Error).message }))
-      .finally(() => { this.intake.done(admission.key); this.running.delete(p); });
+      .catch((e: unknown) =>
+        this.deps.log.error('check execution failed', { check: name, error: (e as Error).message }),
+      )
+      .finally(() => {
+        this.intake.done(admission.key);
+        this.running.delete(p);
+      });
     this.running.add(p);
   }
 
@@ -93,7 +106,8 @@ export class CheckExecutor {
     let hooks: RequestHookConfig[] = req.hooks ?? [];
     let assets = req.assets ?? [];
     let hookAssets = req.hook_assets ?? {};
-    const fail = (message: string, status = 3) => this.send(buildCheckEvent({ config, issued, run: failed(message, status), log: this.deps.log }));
+    const fail = (message: string, status = 3) =>
+      this.send(buildCheckEvent({ config, issued, run: failed(message, status), log: this.deps.log }));
     try {
       const data = tokenData(entity);
       config = substituteTokens(req.config, data);
@@ -114,27 +128,68 @@ export class CheckExecutor {
     }
     const decision = checkAllowed(this.deps.allowList, config.command, env.PATH);
     if (!decision.allowed) {
-      this.deps.log.warn('check command denied by the allow list', { check: config.metadata.name, reason: decision.reason });
+      this.deps.log.warn('check command denied by the allow list', {
+        check: config.metadata.name,
+        reason: decision.reason,
+      });
       return fail(DENIED_OUTPUT, denyStatus(config));
     }
     // Secrets reach the command's environment only; they are never logged.
-    const commandEnv = withEnvVars(decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env, secretVars(req.secrets));
+    const commandEnv = withEnvVars(
+      decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env,
+      secretVars(req.secrets),
+    );
     const stdin = config.stdin ? JSON.stringify({ entity, check: { ...config, issued } }) + '\n' : undefined;
-    const run = await runCommand({ command: config.command, env: commandEnv, timeout: config.timeout, stdin, signal: this.abort.signal });
-    if (run.cancelled) { this.deps.log.info('check cancelled: the agent is stopping', { check: config.metadata.name }); return; }
+    const run = await runCommand({
+      command: config.command,
+      env: commandEnv,
+      timeout: config.timeout,
+      stdin,
+      signal: this.abort.signal,
+    });
+    if (run.cancelled) {
+      this.deps.log.info('check cancelled: the agent is stopping', { check: config.metadata.name });
+      return;
+    }
     const selection = selectHooks(config, hooks, run.status);
-    if (selection.missing.length) this.deps.log.warn('check hooks missing from the request', { check: config.metadata.name, hooks: selection.missing });
+    if (selection.missing.length)
+      this.deps.log.warn('check hooks missing from the request', {
+        check: config.metadata.name,
+        hooks: selection.missing,
+      });
     const hookResults: HookResult[] = [];
     for (const hook of selection.hooks) {
       if (this.abort.signal.aborted) return;
       hookResults.push(await this.runHook(hookAssets, hook, issued, entity, config));
     }
     if (this.abort.signal.aborted) return;
-    await this.send(buildCheckEvent({ config, issued, run, hooks: hookResults, extractMetrics: this.deps.extractMetrics, log: this.deps.log }));
+    await this.send(
+      buildCheckEvent({
+        config,
+        issued,
+        run,
+        hooks: hookResults,
+        extractMetrics: this.deps.extractMetrics,
+        log: this.deps.log,
+      }),
+    );
   }
 
-  private async runHook(hookAssets: NonNullable<CheckRequest['hook_assets']>, hook: RequestHookConfig, issued: number, entity: Entity, check: RequestCheckConfig): Promise<HookResult> {
-    const result = (run: Execution): HookResult => ({ ...hook, executed: run.executed, issued, output: run.output, status: run.status, duration: run.duration });
+  private async runHook(
+    hookAssets: NonNullable<CheckRequest['hook_assets']>,
+    hook: RequestHookConfig,
+    issued: number,
+    entity: Entity,
+    check: RequestCheckConfig,
+  ): Promise<HookResult> {
+    const result = (run: Execution): HookResult => ({
+      ...hook,
+      executed: run.executed,
+      issued,
+      output: run.output,
+      status: run.status,
+      duration: run.duration,
+    });
     let env: Record<string, string | undefined>;
     try {
       const assets = (hookAssets[hook.metadata.name] as { assets?: Asset[] } | undefined)?.assets ?? [];
@@ -145,34 +200,62 @@ export class CheckExecutor {
     }
     const decision = checkAllowed(this.deps.allowList, hook.command, env.PATH);
     if (!decision.allowed) {
-      this.deps.log.warn('hook command denied by the allow list', { check: check.metadata.name, hook: hook.metadata.name, reason: decision.reason });
+      this.deps.log.warn('hook command denied by the allow list', {
+        check: check.metadata.name,
+        hook: hook.metadata.name,
+        reason: decision.reason,
+      });
       return result(failed(DENIED_OUTPUT.replace('check command', 'hook command')));
     }
     const stdin = hook.stdin ? JSON.stringify({ entity, check: { ...check, issued } }) + '\n' : undefined;
-    return result(await runCommand({ command: hook.command, env, timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT, stdin, signal: this.abort.signal }));
+    return result(
+      await runCommand({
+        command: hook.command,
+        env,
+        timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT,
+        stdin,
+        signal: this.abort.signal,
+      }),
+    );
   }
 
   /** The command's environment with its assets; throws CheckFailure when they cannot be had. */
-  private async environment(names: string[], assets: Asset[], entity: Entity): Promise<Record<string, string | undefined>> {
+  private async environment(
+    names: string[],
+    assets: Asset[],
+    entity: Entity,
+  ): Promise<Record<string, string | undefined>> {
     const base = this.deps.baseEnv();
     if (names.length === 0) return base;
-    if (this.deps.disableAssets) throw new CheckFailure(`assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`);
+    if (this.deps.disableAssets)
+      throw new CheckFailure(
+        `assets are disabled on this agent (--disable-assets); the command needs: ${names.join(', ')}`,
+      );
     if (!this.deps.prepareAssets) throw new CheckFailure('assets are not available on this agent');
     // The request's assets come from the backend: checked here, so a bad one fails this check only.
     const parsed = v.safeParse(v.array(AssetSchema), assets);
-    if (!parsed.success) throw new CheckFailure(`invalid asset in the check request: ${describeIssues(parsed.issues)}`);
+    if (!parsed.success)
+      throw new CheckFailure(`invalid asset in the check request: ${describeIssues(parsed.issues)}`);
     const missing = names.filter((n) => !parsed.output.some((a) => a.metadata.name === n));
-    if (missing.length) throw new CheckFailure(`the check request carries no definition of asset ${missing.join(', ')}`);
+    if (missing.length)
+      throw new CheckFailure(`the check request carries no definition of asset ${missing.join(', ')}`);
     let assetEnv = NO_ASSETS;
-    try { assetEnv = await this.deps.prepareAssets(parsed.output, entity); } catch (e) {
+    try {
+      assetEnv = await this.deps.prepareAssets(parsed.output, entity);
+    } catch (e) {
       throw new CheckFailure(`cannot prepare assets ${names.join(', ')}: ${(e as Error).message}`);
     }
     return applyAssetEnv(base, assetEnv);
   }
 
   private async send(event: Event): Promise<void> {
-    try { await this.deps.submit(event); } catch (e) {
-      this.deps.log.warn('check result not queued', { check: event.check?.metadata.name, error: (e as Error).message });
+    try {
+      await this.deps.submit(event);
+    } catch (e) {
+      this.deps.log.warn('check result not queued', {
+        check: event.check?.metadata.name,
+        error: (e as Error).message,
+      });
     }
   }
 }
@@ -194,7 +277,12 @@ function secretVars(secrets: CheckRequest['secrets']): string[] {
   if (!Array.isArray(secrets)) return Object.entries(secrets).map(([k, val]) => `${k}=${val}`);
   return secrets.flatMap((s) => {
     if (typeof s === 'string' && s.indexOf('=') > 0) return [s];
-    if (s && typeof s === 'object' && typeof (s as { name?: unknown }).name === 'string' && typeof (s as { secret?: unknown }).secret === 'string') {
+    if (
+      s &&
+      typeof s === 'object' &&
+      typeof (s as { name?: unknown }).name === 'string' &&
+      typeof (s as { secret?: unknown }).secret === 'string'
+    ) {
       return [`${(s as { name: string }).name}=${(s as { secret: string }).secret}`];
     }
     return [];
@@ -202,7 +290,10 @@ function secretVars(secrets: CheckRequest['secrets']): string[] {
 }
 
 /** `env_vars` (KEY=VALUE) over the inherited environment. */
-function withEnvVars(env: Record<string, string | undefined>, vars: string[]): Record<string, string | undefined> {
+function withEnvVars(
+  env: Record<string, string | undefined>,
+  vars: string[],
+): Record<string, string | undefined> {
   const out = { ...env };
   for (const kv of vars) {
     const i = kv.indexOf('=');

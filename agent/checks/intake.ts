@@ -2,7 +2,8 @@
 // several subscriptions of the check), an older one than the last, and a check (per proxy entity)
 // whose previous run has not finished.
 
-type Admission = { ok: true; key: string } | { ok: false; reason: 'in_progress' | 'duplicate' | 'stale'; message: string };
+type Admission =
+  { ok: true; key: string } | { ok: false; reason: 'in_progress' | 'duplicate' | 'stale'; message: string };
 
 export class CheckIntake {
   private readonly lastIssued = new Map<string, number>();
@@ -15,10 +16,17 @@ export class CheckIntake {
   /** Admits and marks the check running; the caller must call `done(key)` when it finished. */
   admit(check: string, proxyEntity: string | undefined, issued: number): Admission {
     const key = CheckIntake.key(check, proxyEntity);
-    if (this.running.has(key)) return { ok: false, reason: 'in_progress', message: 'check execution still in progress' };
+    if (this.running.has(key))
+      return { ok: false, reason: 'in_progress', message: 'check execution still in progress' };
     const last = this.lastIssued.get(key);
-    if (last !== undefined && issued === last) return { ok: false, reason: 'duplicate', message: 'duplicate check request (the agent may match several subscriptions of the check)' };
-    if (last !== undefined && issued < last) return { ok: false, reason: 'stale', message: 'check request is older than one already received' };
+    if (last !== undefined && issued === last)
+      return {
+        ok: false,
+        reason: 'duplicate',
+        message: 'duplicate check request (the agent may match several subscriptions of the check)',
+      };
+    if (last !== undefined && issued < last)
+      return { ok: false, reason: 'stale', message: 'check request is older than one already received' };
     this.lastIssued.set(key, issued);
     this.running.add(key);
     return { ok: true, key };

@@ -40,14 +40,35 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
     chunks.push(part);
     captured += part.length;
   };
-  const end = await runInGroup({ command: spec.command, env: spec.env, stdin: spec.stdin, timeout: spec.timeout, signal: spec.signal, onStdout: collect, onStderr: collect }).end;
-  const result = (status: number, prefix = '', extra: Partial<CommandResult> = {}): CommandResult =>
-    ({ status, output: prefix + Buffer.concat(chunks).toString('utf8'), duration: (Date.now() - startedAt) / 1000, executed, timedOut: false, ...extra });
+  const end = await runInGroup({
+    command: spec.command,
+    env: spec.env,
+    stdin: spec.stdin,
+    timeout: spec.timeout,
+    signal: spec.signal,
+    onStdout: collect,
+    onStderr: collect,
+  }).end;
+  const result = (status: number, prefix = '', extra: Partial<CommandResult> = {}): CommandResult => ({
+    status,
+    output: prefix + Buffer.concat(chunks).toString('utf8'),
+    duration: (Date.now() - startedAt) / 1000,
+    executed,
+    timedOut: false,
+    ...extra,
+  });
   switch (end.kind) {
-    case 'timeout': return result(2, TIMED_OUT_OUTPUT, { timedOut: true });
-    case 'cancelled': return result(3, '', { cancelled: true });
-    case 'error': return result(3, `cannot run the command: ${end.message}`);
-    case 'killed': return result(3, `command killed: ${end.reason}\n`);
-    case 'exit': return end.code !== null ? result(end.code) : result(3, end.signal ? `command killed by signal ${end.signal}\n` : '');
+    case 'timeout':
+      return result(2, TIMED_OUT_OUTPUT, { timedOut: true });
+    case 'cancelled':
+      return result(3, '', { cancelled: true });
+    case 'error':
+      return result(3, `cannot run the command: ${end.message}`);
+    case 'killed':
+      return result(3, `command killed: ${end.reason}\n`);
+    case 'exit':
+      return end.code !== null
+        ? result(end.code)
+        : result(3, end.signal ? `command killed by signal ${end.signal}\n` : '');
   }
 }

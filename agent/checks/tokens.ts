@@ -5,13 +5,17 @@
 // would report the wrong thing.
 
 export class TokenSubstitutionError extends Error {
-  constructor(message: string) { super(message); this.name = 'TokenSubstitutionError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenSubstitutionError';
+  }
 }
 
 /** The template data: the entity as JSON, with its metadata fields hoisted to the top level. */
 export function tokenData(entity: object): Record<string, unknown> {
   const json = JSON.parse(JSON.stringify(entity)) as Record<string, unknown>;
-  const meta = json.metadata && typeof json.metadata === 'object' ? json.metadata as Record<string, unknown> : {};
+  const meta =
+    json.metadata && typeof json.metadata === 'object' ? (json.metadata as Record<string, unknown>) : {};
   return { ...json, ...meta };
 }
 
@@ -24,13 +28,23 @@ function lex(action: string): string[] {
   let i = 0;
   while (i < action.length) {
     const c = action[i]!;
-    if (/\s/.test(c)) { i++; continue; }
-    if (c === '|') { words.push('|'); i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '|') {
+      words.push('|');
+      i++;
+      continue;
+    }
     if (c === '"' || c === '`') {
       let j = i + 1;
       let s = '';
       while (j < action.length && action[j] !== c) {
-        if (c === '"' && action[j] === '\\' && j + 1 < action.length) { j++; s += action[j] === 'n' ? '\n' : action[j] === 't' ? '\t' : action[j]; } else s += action[j];
+        if (c === '"' && action[j] === '\\' && j + 1 < action.length) {
+          j++;
+          s += action[j] === 'n' ? '\n' : action[j] === 't' ? '\t' : action[j];
+        } else s += action[j];
         j++;
       }
       if (j >= action.length) throw new TokenSubstitutionError(`unterminated quoted string in {{${action}}}`);
@@ -61,33 +75,45 @@ function operand(word: string, data: Record<string, unknown>, action: string): V
   if (word.startsWith('.')) return lookup(data, word);
   if (/^-?\d+(\.\d+)?$/.test(word)) return Number(word);
   if (word === 'true' || word === 'false') return word === 'true';
-  throw new TokenSubstitutionError(`unsupported token {{${action}}}: "${word}" is not a field, a string or a function`);
+  throw new TokenSubstitutionError(
+    `unsupported token {{${action}}}: "${word}" is not a field, a string or a function`,
+  );
 }
 
 /** Go's notion of "empty" that `default` replaces. */
 function isEmpty(v: Value): boolean {
-  return v === NO_VALUE || v === '' || v === 0 || v === false || (Array.isArray(v) && v.length === 0)
-    || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+  return (
+    v === NO_VALUE ||
+    v === '' ||
+    v === 0 ||
+    v === false ||
+    (Array.isArray(v) && v.length === 0) ||
+    (typeof v === 'object' && v !== null && Object.keys(v).length === 0)
+  );
 }
 
 function call(fn: string, args: Value[], action: string): Value {
   if (fn === 'default') {
-    if (args.length < 1 || args.length > 2) throw new TokenSubstitutionError(`default takes a default value and a value in {{${action}}}`);
+    if (args.length < 1 || args.length > 2)
+      throw new TokenSubstitutionError(`default takes a default value and a value in {{${action}}}`);
     const value = args.length === 2 ? args[1] : NO_VALUE;
     return isEmpty(value) ? args[0] : value;
   }
   if (fn === 'assetPath') {
-    if (args.length !== 1 || typeof args[0] !== 'string') throw new TokenSubstitutionError(`assetPath takes one asset name in {{${action}}}`);
+    if (args.length !== 1 || typeof args[0] !== 'string')
+      throw new TokenSubstitutionError(`assetPath takes one asset name in {{${action}}}`);
     return `$${args[0].toUpperCase().replace(/[^A-Z0-9_]/g, '_')}_PATH`;
   }
   throw new TokenSubstitutionError(`unknown function "${fn}" in {{${action}}}`);
 }
 
-function evalCommand(words: string[], piped: Value[] , data: Record<string, unknown>, action: string): Value {
+function evalCommand(words: string[], piped: Value[], data: Record<string, unknown>, action: string): Value {
   if (words.length === 0) throw new TokenSubstitutionError(`empty command in {{${action}}}`);
   const [head, ...rest] = words as [string, ...string[]];
-  if (head === 'default' || head === 'assetPath') return call(head, [...rest.map((w) => operand(w, data, action)), ...piped], action);
-  if (rest.length > 0 || piped.length > 0) throw new TokenSubstitutionError(`unsupported token {{${action}}}`);
+  if (head === 'default' || head === 'assetPath')
+    return call(head, [...rest.map((w) => operand(w, data, action)), ...piped], action);
+  if (rest.length > 0 || piped.length > 0)
+    throw new TokenSubstitutionError(`unsupported token {{${action}}}`);
   return operand(head, data, action);
 }
 
@@ -104,29 +130,49 @@ export function substituteString(text: string, data: Record<string, unknown>): s
   let i = 0;
   while (i < text.length) {
     const open = text.indexOf('{{', i);
-    if (open < 0) { out += text.slice(i); break; }
+    if (open < 0) {
+      out += text.slice(i);
+      break;
+    }
     out += text.slice(i, open);
     const close = text.indexOf('}}', open + 2);
     if (close < 0) throw new TokenSubstitutionError(`unclosed token in "${text.slice(open, open + 60)}"`);
     let action = text.slice(open + 2, close);
     // Go's whitespace trimming markers: `{{- x -}}`.
-    if (action.startsWith('- ')) { out = out.trimEnd(); action = action.slice(1); }
+    if (action.startsWith('- ')) {
+      out = out.trimEnd();
+      action = action.slice(1);
+    }
     let trimAfter = false;
-    if (action.endsWith(' -')) { trimAfter = true; action = action.slice(0, -1); }
+    if (action.endsWith(' -')) {
+      trimAfter = true;
+      action = action.slice(0, -1);
+    }
     const stages: string[][] = [[]];
-    for (const w of lex(action)) { if (w === '|') stages.push([]); else stages[stages.length - 1]!.push(w); }
+    for (const w of lex(action)) {
+      if (w === '|') stages.push([]);
+      else stages[stages.length - 1]!.push(w);
+    }
     let value: Value = NO_VALUE;
-    stages.forEach((words, n) => { value = evalCommand(words, n === 0 ? [] : [value], data, action); });
+    stages.forEach((words, n) => {
+      value = evalCommand(words, n === 0 ? [] : [value], data, action);
+    });
     if (value === NO_VALUE) throw new TokenSubstitutionError(`unmatched token: {{${action}}}`);
     out += format(value);
     i = close + 2;
-    if (trimAfter) { while (i < text.length && /\s/.test(text[i]!)) i++; }
+    if (trimAfter) {
+      while (i < text.length && /\s/.test(text[i]!)) i++;
+    }
   }
   return out;
 }
 
 /** Substitutes every string inside a JSON value (keys stay as they are); returns a new value. */
-export function substituteTokens<T>(value: T, data: Record<string, unknown>, skipKeys: ReadonlySet<string> = new Set()): T {
+export function substituteTokens<T>(
+  value: T,
+  data: Record<string, unknown>,
+  skipKeys: ReadonlySet<string> = new Set(),
+): T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return substituteString(v, data);
     if (Array.isArray(v)) return v.map(walk);

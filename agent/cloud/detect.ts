@@ -32,15 +32,25 @@ export function providerFromDmi(productName: string, sysVendor: string): CloudPr
 }
 
 async function readSmall(path: string): Promise<string> {
-  try { return (await readFile(path, 'utf8')).trim(); } catch { return ''; }
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return '';
+  }
 }
 
-async function get(url: string, headers: Record<string, string>, timeoutMs: number): Promise<Response | undefined> {
+async function get(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<Response | undefined> {
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
     await res.body?.cancel().catch(() => {});
     return res;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 export async function detectCloudProvider(o: CloudProbeOptions = {}): Promise<CloudProvider> {
@@ -49,8 +59,12 @@ export async function detectCloudProvider(o: CloudProbeOptions = {}): Promise<Cl
     readSmall(o.productNameFile ?? '/sys/class/dmi/id/product_name'),
     readSmall(o.sysVendorFile ?? '/sys/class/dmi/id/sys_vendor'),
     // 401 is EC2 with IMDSv2 enforced: the service exists, it only wants a session token.
-    get(o.awsUrl ?? CLOUD_ENDPOINTS.aws, {}, timeout).then((r) => r !== undefined && (r.ok || r.status === 401)),
-    get(o.gcpUrl ?? CLOUD_ENDPOINTS.gcp, { 'Metadata-Flavor': 'Google' }, timeout).then((r) => r?.headers.get('metadata-flavor') === 'Google'),
+    get(o.awsUrl ?? CLOUD_ENDPOINTS.aws, {}, timeout).then(
+      (r) => r !== undefined && (r.ok || r.status === 401),
+    ),
+    get(o.gcpUrl ?? CLOUD_ENDPOINTS.gcp, { 'Metadata-Flavor': 'Google' }, timeout).then(
+      (r) => r?.headers.get('metadata-flavor') === 'Google',
+    ),
     get(o.azureUrl ?? CLOUD_ENDPOINTS.azure, { Metadata: 'true' }, timeout).then((r) => r?.ok === true),
   ]);
   const fromDmi = providerFromDmi(product, vendor);

@@ -9,11 +9,18 @@ export { detectCloudProvider, type CloudProvider } from './detect.ts';
  * known, so neither start-up nor the first keepalive waits for the probes. Detection runs once; a
  * host does not change clouds while the agent runs.
  */
-export function withCloudProvider(system: () => SystemInfo, log: Logger, probe: CloudProbeOptions = {}): () => SystemInfo {
+export function withCloudProvider(
+  system: () => SystemInfo,
+  log: Logger,
+  probe: CloudProbeOptions = {},
+): () => SystemInfo {
   let provider: CloudProvider = '';
-  detectCloudProvider(probe).then((p) => {
-    provider = p;
-    log.info('cloud provider detected', { cloud_provider: p || 'none' });
-  }, (err: unknown) => log.warn('cloud provider detection failed', { error: err as Error }));
+  detectCloudProvider(probe).then(
+    (p) => {
+      provider = p;
+      log.info('cloud provider detected', { cloud_provider: p || 'none' });
+    },
+    (err: unknown) => log.warn('cloud provider detection failed', { error: err as Error }),
+  );
   return () => ({ ...system(), cloud_provider: provider });
 }

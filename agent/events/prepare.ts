@@ -31,7 +31,9 @@ export function prepareEvent(input: Event, ctx: PrepareContext): Event & { id: s
       interval: check.interval ?? 1,
       executed: check.executed ?? nowSec,
       processed_by: check.processed_by ?? ctx.agentName,
-      ...(givenName && givenName !== ctx.entity.metadata.name && !proxy ? { proxy_entity_name: givenName } : {}),
+      ...(givenName && givenName !== ctx.entity.metadata.name && !proxy
+        ? { proxy_entity_name: givenName }
+        : {}),
     };
   }
   return {
@@ -51,5 +53,8 @@ export interface EventSink {
 
 /** The queue refused an event (full, or the agent is stopping); the HTTP API answers 500. */
 export class EventRefusedError extends Error {
-  constructor(message: string) { super(message); this.name = 'EventRefusedError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'EventRefusedError';
+  }
 }

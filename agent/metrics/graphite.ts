@@ -7,7 +7,11 @@ import { Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, 
 
 const FORMAT = 'graphite_plaintext';
 
-export function parseGraphite(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
+export function parseGraphite(
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
   const errors = new Errors();
   forEachLine(output, (line, lineNo) => {

@@ -11,7 +11,11 @@ import { METRIC_FORMATS, type MetricFormat } from '../../proto/schemas/resources
 // (at most 20, then a count). Every point has a finite value and a whole-second timestamp, and
 // the check's `output_metric_tags` are appended after the point's own tags.
 
-type Parser = (output: string, executed: number, tags: MetricTag[]) => { points: MetricPoint[]; errors: string[] };
+type Parser = (
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+) => { points: MetricPoint[]; errors: string[] };
 
 const PARSERS: Record<MetricFormat, Parser> = {
   nagios_perfdata: parseNagios,
@@ -31,7 +35,12 @@ export function extractMetrics(
   opts: { executed: number; tags?: MetricTag[] },
 ): { points: MetricPoint[]; errors: string[] } {
   if (!isMetricFormat(format)) {
-    return { points: [], errors: [`unknown output_metric_format ${JSON.stringify(format)} (want one of ${METRIC_FORMATS.join(', ')})`] };
+    return {
+      points: [],
+      errors: [
+        `unknown output_metric_format ${JSON.stringify(format)} (want one of ${METRIC_FORMATS.join(', ')})`,
+      ],
+    };
   }
   if (typeof output !== 'string' || output === '') return { points: [], errors: [] };
   const executed = Number.isFinite(opts.executed) ? Math.floor(opts.executed) : Math.floor(Date.now() / 1000);

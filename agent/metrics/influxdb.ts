@@ -13,7 +13,6 @@ const FALSE = new Set(['f', 'F', 'false', 'False', 'FALSE']);
 const INT = /^[+-]?\d+$/;
 const UINT = /^\d+$/;
 
-
 /** Reads an escaped token up to an unescaped stop character; `\` escapes the next character. */
 function readToken(line: string, i: number, stops: string): [string, number] {
   let out = '';
@@ -85,7 +84,8 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
       let j = i;
       while (j < line.length && line[j] !== ',' && line[j] !== ' ') j++;
       const v = fieldValue(line.slice(i, j));
-      if (v === null || v === undefined || !Number.isFinite(v)) throw new LineError(`field ${JSON.stringify(key)} has a bad value`);
+      if (v === null || v === undefined || !Number.isFinite(v))
+        throw new LineError(`field ${JSON.stringify(key)} has a bad value`);
       found.push([key, v]);
       i = j;
     }
@@ -107,10 +107,15 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
     while (j < line.length && (line[j] === ' ' || line[j] === '\t')) j++;
     if (j < line.length) throw new LineError('unexpected text after the timestamp');
   }
-  for (const [field, value] of found) points.push(point(`${measurement}.${field}`, value, timestamp, own, tags));
+  for (const [field, value] of found)
+    points.push(point(`${measurement}.${field}`, value, timestamp, own, tags));
 }
 
-export function parseInflux(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
+export function parseInflux(
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
   const errors = parseLines(FORMAT, output, (line) => parseLine(line, executed, tags, points));
   return { points, errors };

@@ -36,7 +36,11 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }
 
-export function parseNagios(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
+export function parseNagios(
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
   const errors = new Errors();
   const sections = perfdataSections(output);

@@ -1,5 +1,14 @@
 import type { MetricPoint, MetricTag } from './point.ts';
-import { epochToSeconds, Errors, fields, forEachLine, isBlank, nameValueTags, parseFloatStrict, point } from './text.ts';
+import {
+  epochToSeconds,
+  Errors,
+  fields,
+  forEachLine,
+  isBlank,
+  nameValueTags,
+  parseFloatStrict,
+  point,
+} from './text.ts';
 
 // OpenTSDB telnet-style lines: `[put ]name timestamp value [tagk=tagv ...]`. Like OpenTSDB, a
 // timestamp that does not fit in 32 bits (13 digits today) is milliseconds.
@@ -7,7 +16,11 @@ import { epochToSeconds, Errors, fields, forEachLine, isBlank, nameValueTags, pa
 const FORMAT = 'opentsdb_line';
 const MAX_SECONDS = 0xffffffff;
 
-export function parseOpenTSDB(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
+export function parseOpenTSDB(
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+): { points: MetricPoint[]; errors: string[] } {
   void executed;
   const points: MetricPoint[] = [];
   const errors = new Errors();
@@ -22,7 +35,8 @@ export function parseOpenTSDB(output: string, executed: number, tags: MetricTag[
     const name = f[at]!;
     const rawTs = f[at + 1]!;
     let timestamp = epochToSeconds(rawTs, 's');
-    if (timestamp !== undefined && timestamp > MAX_SECONDS) timestamp = rawTs.length <= 13 ? epochToSeconds(rawTs, 'ms') : undefined;
+    if (timestamp !== undefined && timestamp > MAX_SECONDS)
+      timestamp = rawTs.length <= 13 ? epochToSeconds(rawTs, 'ms') : undefined;
     if (timestamp === undefined) {
       errors.add(FORMAT, lineNo, 'timestamp is not seconds or milliseconds since the epoch', line);
       return;

@@ -10,7 +10,6 @@ import { LineError, parseFloatStrict, parseLines, point } from './text.ts';
 
 const FORMAT = 'prometheus_text';
 
-
 function isNameStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 58;
 }
@@ -89,7 +88,8 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
       }
       if (line.charCodeAt(i) !== 61) throw new LineError(`label ${JSON.stringify(label)} without '='`);
       i = skipSpace(line, i + 1);
-      if (line.charCodeAt(i) !== 34) throw new LineError(`label ${JSON.stringify(label)} value is not quoted`);
+      if (line.charCodeAt(i) !== 34)
+        throw new LineError(`label ${JSON.stringify(label)} value is not quoted`);
       let value: string;
       [value, i] = readQuoted(line, i);
       if (label === '__name__' && name === '') name = value;
@@ -122,7 +122,11 @@ function parseLine(line: string, executed: number, tags: MetricTag[], points: Me
   points.push(point(name, value, timestamp, own, tags));
 }
 
-export function parsePrometheus(output: string, executed: number, tags: MetricTag[]): { points: MetricPoint[]; errors: string[] } {
+export function parsePrometheus(
+  output: string,
+  executed: number,
+  tags: MetricTag[],
+): { points: MetricPoint[]; errors: string[] } {
   const points: MetricPoint[] = [];
   const errors = parseLines(FORMAT, output, (line) => parseLine(line, executed, tags, points));
   return { points, errors };

@@ -76,7 +76,8 @@ export class Errors {
       this.dropped++;
       return;
     }
-    const excerpt = line === undefined ? '' : `: ${JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line)}`;
+    const excerpt =
+      line === undefined ? '' : `: ${JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line)}`;
     this.list.push(`${format} line ${lineNo}: ${message}${excerpt}`);
   }
 
@@ -87,7 +88,13 @@ export class Errors {
 }
 
 /** A point with the check's tags appended after its own; non-finite values are refused by callers. */
-export function point(name: string, value: number, timestamp: number, own: MetricTag[] | undefined, extra: MetricTag[]): MetricPoint {
+export function point(
+  name: string,
+  value: number,
+  timestamp: number,
+  own: MetricTag[] | undefined,
+  extra: MetricTag[],
+): MetricPoint {
   let tags: MetricTag[];
   if (!own || own.length === 0) tags = extra.length === 0 ? [] : extra.slice();
   else if (extra.length === 0) tags = own;
@@ -122,7 +129,13 @@ export function parseLines(format: string, output: string, parse: (line: string)
  * A line's own `name=value` tags (graphite, opentsdb). Undefined, with the error recorded against
  * the line, when a pair has no name or no value.
  */
-export function nameValueTags(pairs: Iterable<string>, errors: Errors, format: string, lineNo: number, line: string): MetricTag[] | undefined {
+export function nameValueTags(
+  pairs: Iterable<string>,
+  errors: Errors,
+  format: string,
+  lineNo: number,
+  line: string,
+): MetricTag[] | undefined {
   const tags: MetricTag[] = [];
   for (const pair of pairs) {
     const eq = pair.indexOf('=');

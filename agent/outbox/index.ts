@@ -40,12 +40,26 @@ export class Outbox {
   /** Throws OutboxOpenError (one clear line) when the cache-dir is locked or unusable. */
   constructor(transport: Transport, opts: OutboxOptions) {
     if (opts.cacheDir === MEMORY_CACHE_DIR) {
-      opts.log.warn('cache-dir is /dev/null: events are queued in memory only and lost when the agent stops', { max_events: MEMORY_QUEUE_LIMIT });
+      opts.log.warn(
+        'cache-dir is /dev/null: events are queued in memory only and lost when the agent stops',
+        { max_events: MEMORY_QUEUE_LIMIT },
+      );
       this.store = new MemoryQueue();
     } else {
-      this.store = OutboxStore.open({ cacheDir: opts.cacheDir, maxBytes: opts.maxBytes, segmentBytes: opts.segmentBytes, log: opts.log });
+      this.store = OutboxStore.open({
+        cacheDir: opts.cacheDir,
+        maxBytes: opts.maxBytes,
+        segmentBytes: opts.segmentBytes,
+        log: opts.log,
+      });
     }
-    this.relay = new Relay(this.store, transport, { rate: opts.rate, burst: opts.burst, window: opts.window, ackTimeoutMs: opts.ackTimeoutMs, log: opts.log });
+    this.relay = new Relay(this.store, transport, {
+      rate: opts.rate,
+      burst: opts.burst,
+      window: opts.window,
+      ackTimeoutMs: opts.ackTimeoutMs,
+      log: opts.log,
+    });
   }
 
   async submit(event: Event & { id: string }): Promise<void> {
@@ -53,15 +67,28 @@ export class Outbox {
     this.relay.push(entry);
   }
 
-  ack(a: AckInfo): void { this.relay.ack(a); }
-  connected(): void { this.relay.connected(); }
-  disconnected(): void { this.relay.disconnected(); }
+  ack(a: AckInfo): void {
+    this.relay.ack(a);
+  }
+  connected(): void {
+    this.relay.connected();
+  }
+  disconnected(): void {
+    this.relay.disconnected();
+  }
 
   get stats(): OutboxStats {
     const s = this.store.stats;
     return {
-      queued: s.queued, bytes: s.bytes, max_bytes: s.maxBytes, in_flight: this.relay.unacknowledged,
-      sent: this.relay.sent, acked: this.relay.acked, rejected: this.relay.rejected, retried: this.relay.retried, refused: s.refused,
+      queued: s.queued,
+      bytes: s.bytes,
+      max_bytes: s.maxBytes,
+      in_flight: this.relay.unacknowledged,
+      sent: this.relay.sent,
+      acked: this.relay.acked,
+      rejected: this.relay.rejected,
+      retried: this.relay.retried,
+      refused: s.refused,
     };
   }
 

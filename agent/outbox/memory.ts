@@ -8,7 +8,10 @@ import type { StoreStats } from './store.ts';
 export const MEMORY_CACHE_DIR = '/dev/null';
 export const MEMORY_QUEUE_LIMIT = 1000;
 
-interface MemoryEntry extends Entry { event: unknown; bytes: number }
+interface MemoryEntry extends Entry {
+  event: unknown;
+  bytes: number;
+}
 
 export class MemoryQueue implements EventQueue {
   private readonly live = new Map<number, MemoryEntry>();
@@ -21,7 +24,11 @@ export class MemoryQueue implements EventQueue {
     if (this.closed) return Promise.reject(new EventRefusedError('the agent is stopping'));
     if (this.live.size >= MEMORY_QUEUE_LIMIT) {
       this.refused++;
-      return Promise.reject(new EventRefusedError(`event queue full (${MEMORY_QUEUE_LIMIT} events in memory: cache-dir is ${MEMORY_CACHE_DIR})`));
+      return Promise.reject(
+        new EventRefusedError(
+          `event queue full (${MEMORY_QUEUE_LIMIT} events in memory: cache-dir is ${MEMORY_CACHE_DIR})`,
+        ),
+      );
     }
     const bytes = JSON.stringify(event).length;
     const entry: MemoryEntry = { seq: this.nextSeq++, id: event.id, event, bytes };
@@ -30,9 +37,13 @@ export class MemoryQueue implements EventQueue {
     return Promise.resolve(entry);
   }
 
-  entries(): Entry[] { return [...this.live.values()]; }
+  entries(): Entry[] {
+    return [...this.live.values()];
+  }
 
-  read(entry: Entry): unknown { return (entry as MemoryEntry).event; }
+  read(entry: Entry): unknown {
+    return (entry as MemoryEntry).event;
+  }
 
   ack(entry: Entry): void {
     const e = this.live.get(entry.seq);
@@ -45,5 +56,7 @@ export class MemoryQueue implements EventQueue {
     return { queued: this.live.size, bytes: this.bytes, maxBytes: 0, segments: 0, refused: this.refused };
   }
 
-  async close(): Promise<void> { this.closed = true; }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
 }

@@ -17,7 +17,11 @@ export function frameRecord(payload: Buffer): Buffer {
 }
 
 /** A record found by `scanRecords`: where its payload starts and how long it is. */
-interface ScannedRecord { offset: number; length: number; payload: Buffer }
+interface ScannedRecord {
+  offset: number;
+  length: number;
+  payload: Buffer;
+}
 
 interface ScanResult {
   records: ScannedRecord[];
@@ -32,13 +36,17 @@ export function scanRecords(buf: Buffer): ScanResult {
   const records: ScannedRecord[] = [];
   let pos = 0;
   while (pos < buf.length) {
-    if (buf.length - pos < HEADER_BYTES) return { records, validBytes: pos, problem: `torn record header at byte ${pos}` };
+    if (buf.length - pos < HEADER_BYTES)
+      return { records, validBytes: pos, problem: `torn record header at byte ${pos}` };
     const length = buf.readUInt32BE(pos);
     const sum = buf.readUInt32BE(pos + 4);
-    if (length === 0 || length > MAX_RECORD_PAYLOAD) return { records, validBytes: pos, problem: `bad record length ${length} at byte ${pos}` };
-    if (buf.length - pos - HEADER_BYTES < length) return { records, validBytes: pos, problem: `torn record at byte ${pos}` };
+    if (length === 0 || length > MAX_RECORD_PAYLOAD)
+      return { records, validBytes: pos, problem: `bad record length ${length} at byte ${pos}` };
+    if (buf.length - pos - HEADER_BYTES < length)
+      return { records, validBytes: pos, problem: `torn record at byte ${pos}` };
     const payload = buf.subarray(pos + HEADER_BYTES, pos + HEADER_BYTES + length);
-    if (crc32(payload) !== sum) return { records, validBytes: pos, problem: `checksum mismatch at byte ${pos}` };
+    if (crc32(payload) !== sum)
+      return { records, validBytes: pos, problem: `checksum mismatch at byte ${pos}` };
     records.push({ offset: pos + HEADER_BYTES, length, payload });
     pos += HEADER_BYTES + length;
   }

@@ -3,7 +3,10 @@ import type { Logger } from '../../lib/log.ts';
 import { Backoff, type BackoffOptions } from '../backoff.ts';
 
 /** A queued event as the relay sees it: its place in the queue and its id (what acks name). */
-export interface Entry { seq: number; id: string }
+export interface Entry {
+  seq: number;
+  id: string;
+}
 
 /** The queue behind the relay: the on-disk store, or the memory one for cache-dir /dev/null. */
 export interface EventQueue {
@@ -47,13 +50,25 @@ export interface RelayOptions {
  */
 export const RETRY_BACKOFF_MS: BackoffOptions = { min: 250, max: 10_000, multiplier: 2 };
 
-export interface AckInfo { id: string; ok: boolean; code?: string; message?: string }
+export interface AckInfo {
+  id: string;
+  ok: boolean;
+  code?: string;
+  message?: string;
+}
 
 /** `pause`: how many pauses had begun when the event was sent (see `retryLater`). */
-interface InFlight { entry: Entry; sentAt: number; pause: number }
+interface InFlight {
+  entry: Entry;
+  sentAt: number;
+  pause: number;
+}
 
 /** A run of retryable refusals, from the first one to the next accepted event: logged once. */
-interface Episode { since: number; retried: number }
+interface Episode {
+  since: number;
+  retried: number;
+}
 
 const isRetryable = (code: string | undefined) => code !== undefined && RETRYABLE_ACK_CODES.includes(code);
 
@@ -86,20 +101,33 @@ export class Relay {
   /** Retryable refusals: each one put an event back in the line. */
   retried = 0;
 
-  constructor(private readonly store: EventQueue, private readonly transport: Transport, private readonly opts: RelayOptions) {
+  constructor(
+    private readonly store: EventQueue,
+    private readonly transport: Transport,
+    private readonly opts: RelayOptions,
+  ) {
     this.window = opts.window ?? 100;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 30_000;
     this.tokens = opts.burst;
     this.retryBackoff = new Backoff({ ...RETRY_BACKOFF_MS, ...opts.retryBackoff });
     this.queue = store.entries();
-    this.sweeper = setInterval(() => this.resendStale(), Math.max(100, Math.min(5000, this.ackTimeoutMs / 2)));
+    this.sweeper = setInterval(
+      () => this.resendStale(),
+      Math.max(100, Math.min(5000, this.ackTimeoutMs / 2)),
+    );
     this.sweeper.unref();
   }
 
-  get waiting(): number { return this.queue.length - this.head + this.returned.length; }
-  get unacknowledged(): number { return this.inFlight.size; }
+  get waiting(): number {
+    return this.queue.length - this.head + this.returned.length;
+  }
+  get unacknowledged(): number {
+    return this.inFlight.size;
+  }
   /** True while sending waits out a backoff after a retryable refusal. */
-  get paused(): boolean { return this.pauseTimer !== undefined; }
+  get paused(): boolean {
+    return this.pauseTimer !== undefined;
+  }
 
   /** A freshly stored entry joins the end of the line. */
   push(entry: Entry): void {
@@ -118,13 +146,19 @@ export class Relay {
     if (a.ok) this.accepted();
     else {
       this.rejected++;
-      this.opts.log.warn('backend refused an event for good; dropping it', { id: a.id, code: a.code, message: a.message });
+      this.opts.log.warn('backend refused an event for good; dropping it', {
+        id: a.id,
+        code: a.code,
+        message: a.message,
+      });
     }
     this.store.ack(f.entry);
     this.pump();
   }
 
-  connected(): void { this.pump(); }
+  connected(): void {
+    this.pump();
+  }
 
   /** Unacknowledged events go back to the front of the line, in order, for the next connection. */
   disconnected(): void {
@@ -146,7 +180,10 @@ export class Relay {
     this.acked++;
     this.retryBackoff.reset();
     if (!this.episode) return;
-    this.opts.log.info('backend stores events again', { retried: this.episode.retried, seconds: (Date.now() - this.episode.since) / 1000 });
+    this.opts.log.info('backend stores events again', {
+      retried: this.episode.retried,
+      seconds: (Date.now() - this.episode.since) / 1000,
+    });
     this.episode = undefined;
   }
 
@@ -167,14 +204,21 @@ export class Relay {
     if (this.episode) return;
     this.episode = { since: Date.now(), retried: 0 };
     // One line per episode: a failover can refuse hundreds of events, and the first says it all.
-    this.opts.log.warn('backend could not store events for now; resending them after a backoff', { id: a.id, code: a.code, message: a.message });
+    this.opts.log.warn('backend could not store events for now; resending them after a backoff', {
+      id: a.id,
+      code: a.code,
+      message: a.message,
+    });
   }
 
   private pause(): void {
     const delayMs = Math.round(this.retryBackoff.next());
     this.pauses++;
     clearTimeout(this.pauseTimer);
-    this.pauseTimer = setTimeout(() => { this.pauseTimer = undefined; this.pump(); }, delayMs);
+    this.pauseTimer = setTimeout(() => {
+      this.pauseTimer = undefined;
+      this.pump();
+    }, delayMs);
     this.opts.log.debug('pausing event sends after a retryable refusal', { retry_in_ms: delayMs });
   }
 
@@ -207,7 +251,10 @@ export class Relay {
     const cutoff = Date.now() - this.ackTimeoutMs;
     const stale = [...this.inFlight.values()].filter((f) => f.sentAt <= cutoff);
     if (stale.length === 0) return;
-    this.opts.log.warn('events unacknowledged for too long; sending them again', { count: stale.length, timeout_seconds: this.ackTimeoutMs / 1000 });
+    this.opts.log.warn('events unacknowledged for too long; sending them again', {
+      count: stale.length,
+      timeout_seconds: this.ackTimeoutMs / 1000,
+    });
     this.requeue(stale);
     this.pump();
   }
@@ -228,7 +275,10 @@ export class Relay {
       this.refill();
       if (this.tokens < 1) {
         const wait = Math.ceil(((1 - this.tokens) / this.opts.rate) * 1000);
-        this.timer = setTimeout(() => { this.timer = undefined; this.pump(); }, wait);
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.pump();
+        }, wait);
         return;
       }
       let event: unknown;
@@ -236,7 +286,10 @@ export class Relay {
         event = this.store.read(entry);
       } catch (err) {
         // An unreadable record cannot become readable later; keeping it would block the queue forever.
-        this.opts.log.error('dropping an event that cannot be read back from the queue', { id: entry.id, error: (err as Error).message });
+        this.opts.log.error('dropping an event that cannot be read back from the queue', {
+          id: entry.id,
+          error: (err as Error).message,
+        });
         this.take(entry);
         this.store.ack(entry);
         continue;

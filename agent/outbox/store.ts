@@ -42,9 +42,20 @@ interface Segment {
 }
 
 /** A queued event: where its record is, so it is read back from disk only when it is sent. */
-interface Entry { seq: number; id: string; seg: Segment; offset: number; length: number }
+interface Entry {
+  seq: number;
+  id: string;
+  seg: Segment;
+  offset: number;
+  length: number;
+}
 
-interface Pending { payload: Buffer; id: string; resolve: (e: Entry) => void; reject: (err: Error) => void }
+interface Pending {
+  payload: Buffer;
+  id: string;
+  resolve: (e: Entry) => void;
+  reject: (err: Error) => void;
+}
 
 export interface StoreStats {
   /** Events stored and not yet acknowledged. */
@@ -89,7 +100,8 @@ export class OutboxStore {
   private constructor(opts: StoreOptions) {
     this.log = opts.log;
     this.maxBytes = opts.maxBytes;
-    this.segmentBytes = opts.segmentBytes ?? Math.max(4096, Math.min(16 * 1024 * 1024, Math.floor(opts.maxBytes / 16)));
+    this.segmentBytes =
+      opts.segmentBytes ?? Math.max(4096, Math.min(16 * 1024 * 1024, Math.floor(opts.maxBytes / 16)));
     this.unlock = lockCacheDir(opts.cacheDir);
     this.dir = path.join(path.resolve(opts.cacheDir), 'outbox');
     try {
@@ -103,7 +115,13 @@ export class OutboxStore {
   }
 
   get stats(): StoreStats {
-    return { queued: this.live.size, bytes: this.diskBytes + this.reserved, maxBytes: this.maxBytes, segments: this.segments.length, refused: this.refused };
+    return {
+      queued: this.live.size,
+      bytes: this.diskBytes + this.reserved,
+      maxBytes: this.maxBytes,
+      segments: this.segments.length,
+      refused: this.refused,
+    };
   }
 
   /** Unacknowledged entries, oldest first (after a restart: what must still be sent). */
@@ -119,7 +137,11 @@ export class OutboxStore {
     if (this.closed) return Promise.reject(new EventRefusedError('the agent is stopping'));
     const payload = Buffer.from(JSON.stringify(event), 'utf8');
     if (payload.length > MAX_RECORD_PAYLOAD) {
-      return Promise.reject(new EventRefusedError(`event is ${payload.length} bytes, more than the ${MAX_RECORD_PAYLOAD} an event may have`));
+      return Promise.reject(
+        new EventRefusedError(
+          `event is ${payload.length} bytes, more than the ${MAX_RECORD_PAYLOAD} an event may have`,
+        ),
+      );
     }
     const size = HEADER_BYTES + payload.length;
     if (this.diskBytes + this.reserved + size > this.maxBytes) {
@@ -128,10 +150,16 @@ export class OutboxStore {
       // One warning per 10 s: a source retrying in a loop must not flood the log.
       if (now - this.lastFullWarning >= 10_000) {
         this.lastFullWarning = now;
-        this.log.warn('event queue full: refusing new events until the backend acknowledges queued ones',
-          { queued: this.live.size, bytes: this.diskBytes + this.reserved, max_bytes: this.maxBytes, refused: this.refused });
+        this.log.warn('event queue full: refusing new events until the backend acknowledges queued ones', {
+          queued: this.live.size,
+          bytes: this.diskBytes + this.reserved,
+          max_bytes: this.maxBytes,
+          refused: this.refused,
+        });
       }
-      return Promise.reject(new EventRefusedError(`event queue full (${this.maxBytes} bytes, outbox-max-bytes)`));
+      return Promise.reject(
+        new EventRefusedError(`event queue full (${this.maxBytes} bytes, outbox-max-bytes)`),
+      );
     }
     this.reserved += size;
     return new Promise<Entry>((resolve, reject) => {
@@ -161,7 +189,11 @@ export class OutboxStore {
       this.cursorTimer ??= setTimeout(() => {
         this.cursorTimer = undefined;
         // A failed save only means resends after a restart, never a reason to stop the agent.
-        try { this.saveCursor(); } catch (err) { this.log.warn('cannot save the event queue cursor', { error: (err as Error).message }); }
+        try {
+          this.saveCursor();
+        } catch (err) {
+          this.log.warn('cannot save the event queue cursor', { error: (err as Error).message });
+        }
       }, CURSOR_DELAY_MS);
     }
   }
@@ -173,8 +205,20 @@ export class OutboxStore {
     while (this.flushing) await this.flushing;
     clearTimeout(this.cursorTimer);
     this.cursorTimer = undefined;
-    try { this.saveCursor(); } catch (err) { this.log.warn('cannot save the event queue cursor', { error: (err as Error).message }); }
-    for (const s of this.segments) if (s.fd !== undefined) { try { fs.closeSync(s.fd); } catch { /* closing anyway */ } s.fd = undefined; }
+    try {
+      this.saveCursor();
+    } catch (err) {
+      this.log.warn('cannot save the event queue cursor', { error: (err as Error).message });
+    }
+    for (const s of this.segments)
+      if (s.fd !== undefined) {
+        try {
+          fs.closeSync(s.fd);
+        } catch {
+          /* closing anyway */
+        }
+        s.fd = undefined;
+      }
     this.unlock();
   }
 
@@ -204,7 +248,8 @@ export class OutboxStore {
       const seg = this.active;
       const buf = records.length === 1 ? records[0]! : Buffer.concat(records, bytes);
       let done = 0;
-      while (done < bytes) done += (await writeAsync(seg.fd!, buf, done, bytes - done, seg.size + done)).bytesWritten;
+      while (done < bytes)
+        done += (await writeAsync(seg.fd!, buf, done, bytes - done, seg.size + done)).bytesWritten;
       await fdatasyncAsync(seg.fd!);
       let offset = seg.size;
       seg.size += bytes;
@@ -212,7 +257,13 @@ export class OutboxStore {
       this.reserved -= bytes;
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!;
-        const entry: Entry = { seq: this.nextSeq++, id: p.id, seg, offset: offset + HEADER_BYTES, length: p.payload.length };
+        const entry: Entry = {
+          seq: this.nextSeq++,
+          id: p.id,
+          seg,
+          offset: offset + HEADER_BYTES,
+          length: p.payload.length,
+        };
         seg.endSeq = this.nextSeq;
         offset += records[i]!.length;
         this.live.set(entry.seq, entry);
@@ -239,7 +290,11 @@ export class OutboxStore {
     const fd = fs.openSync(file, 'w+', 0o600);
     // The new name must survive a crash too, or its fsynced records would be unreachable.
     const dirFd = fs.openSync(this.dir, 'r');
-    try { fs.fsyncSync(dirFd); } finally { fs.closeSync(dirFd); }
+    try {
+      fs.fsyncSync(dirFd);
+    } finally {
+      fs.closeSync(dirFd);
+    }
     const seg: Segment = { firstSeq, endSeq: firstSeq, file, size: 0, fd };
     this.segments.push(seg);
     return seg;
@@ -261,9 +316,24 @@ export class OutboxStore {
     for (let i = 0; i < this.segments.length; i++) {
       const s = this.segments[i]!;
       if (s === this.active || s.endSeq > mark) continue;
-      if (s.fd !== undefined) { try { fs.closeSync(s.fd); } catch { /* deleting anyway */ } s.fd = undefined; }
-      try { fs.unlinkSync(s.file); } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') { this.log.warn('cannot delete an acknowledged segment', { file: s.file, error: (err as Error).message }); continue; }
+      if (s.fd !== undefined) {
+        try {
+          fs.closeSync(s.fd);
+        } catch {
+          /* deleting anyway */
+        }
+        s.fd = undefined;
+      }
+      try {
+        fs.unlinkSync(s.file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+          this.log.warn('cannot delete an acknowledged segment', {
+            file: s.file,
+            error: (err as Error).message,
+          });
+          continue;
+        }
       }
       this.diskBytes -= s.size;
       this.segments.splice(i--, 1);
@@ -273,7 +343,9 @@ export class OutboxStore {
   private readCursor(): number {
     const file = path.join(this.dir, CURSOR_FILE);
     let text: string;
-    try { text = fs.readFileSync(file, 'utf8'); } catch (err) {
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
       throw err;
     }
@@ -286,7 +358,10 @@ export class OutboxStore {
   private recover(): void {
     const cursor = this.readCursor();
     this.savedCursor = cursor;
-    const names = fs.readdirSync(this.dir).filter((n) => SEGMENT_RE.test(n)).sort();
+    const names = fs
+      .readdirSync(this.dir)
+      .filter((n) => SEGMENT_RE.test(n))
+      .sort();
     let end = cursor;
     for (let i = 0; i < names.length; i++) {
       const file = path.join(this.dir, names[i]!);
@@ -299,15 +374,25 @@ export class OutboxStore {
       let records = scan.records;
       if (firstSeq + records.length > limit) {
         records = records.slice(0, limit - firstSeq);
-        valid = records.length ? records[records.length - 1]!.offset + records[records.length - 1]!.length : 0;
+        valid = records.length
+          ? records[records.length - 1]!.offset + records[records.length - 1]!.length
+          : 0;
         this.log.warn('event queue segment overlaps the next one; ignoring its extra records', { file });
       }
       if (valid < buf.length) {
         this.log.warn('event queue segment has a torn or corrupt tail; truncating it', {
-          file, problem: scan.problem ?? 'overlap', kept_bytes: valid, dropped_bytes: buf.length - valid,
+          file,
+          problem: scan.problem ?? 'overlap',
+          kept_bytes: valid,
+          dropped_bytes: buf.length - valid,
         });
-        try { fs.truncateSync(file, valid); } catch (err) {
-          this.log.warn('cannot truncate the segment; its tail is ignored', { file, error: (err as Error).message });
+        try {
+          fs.truncateSync(file, valid);
+        } catch (err) {
+          this.log.warn('cannot truncate the segment; its tail is ignored', {
+            file,
+            error: (err as Error).message,
+          });
         }
       }
       seg.size = valid;
@@ -331,16 +416,26 @@ export class OutboxStore {
     for (let i = 0; i < this.segments.length; i++) {
       const s = this.segments[i]!;
       if (s.endSeq === s.firstSeq || s.endSeq <= this.watermark()) {
-        try { fs.unlinkSync(s.file); this.segments.splice(i--, 1); } catch { /* left in place, counted below */ }
+        try {
+          fs.unlinkSync(s.file);
+          this.segments.splice(i--, 1);
+        } catch {
+          /* left in place, counted below */
+        }
       }
     }
     for (const s of this.segments) {
-      try { s.size = fs.statSync(s.file).size; } catch { /* counted as empty */ }
+      try {
+        s.size = fs.statSync(s.file).size;
+      } catch {
+        /* counted as empty */
+      }
       this.diskBytes += s.size;
     }
     // Appends always go to a fresh segment, never after a tail we just repaired.
     this.active = this.createSegment(this.nextSeq);
-    if (this.live.size > 0) this.log.info('event queue read back', { queued: this.live.size, bytes: this.diskBytes });
+    if (this.live.size > 0)
+      this.log.info('event queue read back', { queued: this.live.size, bytes: this.diskBytes });
   }
 }
 

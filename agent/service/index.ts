@@ -29,7 +29,13 @@ MONITOR_SYSTEMD_UNIT_DIR) and runs systemctl daemon-reload. The Windows service 
 /** Runs the subcommand; returns the exit code (0 done, 1 could not, 2 bad command line). */
 export function runService(argv: string[], ctx: ServiceContext): number {
   const [action, ...rest] = argv;
-  if (action === undefined || action === 'help' || action === '--help' || action === '-h' || rest.some((a) => a === '--help' || a === '-h')) {
+  if (
+    action === undefined ||
+    action === 'help' ||
+    action === '--help' ||
+    action === '-h' ||
+    rest.some((a) => a === '--help' || a === '-h')
+  ) {
     ctx.out(SERVICE_USAGE);
     return 0;
   }
@@ -38,12 +44,19 @@ export function runService(argv: string[], ctx: ServiceContext): number {
     return 2;
   }
   let opts: ServiceOptions;
-  try { opts = loadServiceOptions(rest, ctx.env); } catch (e) {
-    if (e instanceof ConfigError) { ctx.err(`monitor-agent: ${e.message}`); return 2; }
+  try {
+    opts = loadServiceOptions(rest, ctx.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      ctx.err(`monitor-agent: ${e.message}`);
+      return 2;
+    }
     throw e;
   }
   if (ctx.platform === 'win32') {
-    ctx.err(`monitor-agent: the Windows service is named ${WINDOWS_SERVICE_NAME}; installing or removing it is not supported by this build`);
+    ctx.err(
+      `monitor-agent: the Windows service is named ${WINDOWS_SERVICE_NAME}; installing or removing it is not supported by this build`,
+    );
     return 1;
   }
   if (ctx.platform !== 'linux') {
@@ -62,9 +75,13 @@ export function runService(argv: string[], ctx: ServiceContext): number {
       const logFile = opts['log-file'] ? resolve(ctx.cwd, opts['log-file']) : '';
       writeFileSync(unit, unitText({ command: ctx.command, configFile, logFile }), { mode: 0o644 });
       ctx.out(`installed ${unit}`);
-      if (configFile && !existsSync(configFile)) ctx.out(`note: ${configFile} does not exist yet; the agent will not start until it does`);
+      if (configFile && !existsSync(configFile))
+        ctx.out(`note: ${configFile} does not exist yet; the agent will not start until it does`);
     } else {
-      if (!existsSync(unit)) { ctx.out(`${unit} is not installed; nothing to do`); return 0; }
+      if (!existsSync(unit)) {
+        ctx.out(`${unit} is not installed; nothing to do`);
+        return 0;
+      }
       rmSync(unit);
       ctx.out(`removed ${unit}`);
     }
@@ -80,7 +97,11 @@ export function runService(argv: string[], ctx: ServiceContext): number {
 }
 
 function isDir(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { return false; }
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function describe(e: unknown): string {
@@ -96,7 +117,11 @@ export function processServiceContext(script: string): ServiceContext {
     env: process.env,
     cwd: process.cwd(),
     command: [process.execPath, script],
-    out: (line) => { process.stdout.write(line + '\n'); },
-    err: (line) => { process.stderr.write(line + '\n'); },
+    out: (line) => {
+      process.stdout.write(line + '\n');
+    },
+    err: (line) => {
+      process.stderr.write(line + '\n');
+    },
   };
 }

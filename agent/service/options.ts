@@ -11,6 +11,8 @@ export function loadServiceOptions(argv: string[], env: NodeJS.ProcessEnv): Serv
   const stray = args.command ?? args.rest[0];
   if (stray !== undefined) throw new ConfigError(`unexpected argument "${stray}"`);
   const last = (name: string): unknown => args.values.get(name)?.at(-1);
-  const raw = Object.fromEntries(serviceFlags.map((f) => [f.name, last(f.name) ?? (f.env ? env[f.env] : undefined) ?? f.default]));
+  const raw = Object.fromEntries(
+    serviceFlags.map((f) => [f.name, last(f.name) ?? (f.env ? env[f.env] : undefined) ?? f.default]),
+  );
   return validateConfig(ServiceOptions, raw);
 }

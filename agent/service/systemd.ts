@@ -28,7 +28,9 @@ interface UnitOptions {
 }
 
 export function unitText(o: UnitOptions): string {
-  const exec = [...o.command, 'start', ...(o.configFile ? ['--config-file', o.configFile] : [])].map(unitWord).join(' ');
+  const exec = [...o.command, 'start', ...(o.configFile ? ['--config-file', o.configFile] : [])]
+    .map(unitWord)
+    .join(' ');
   const lines = [
     '# Written by `monitor-agent service install`; `monitor-agent service uninstall` removes it.',
     '[Unit]',
@@ -46,7 +48,11 @@ export function unitText(o: UnitOptions): string {
     'Restart=always',
     'RestartSec=1',
   ];
-  if (o.logFile) lines.push(`StandardOutput=append:${settingValue(o.logFile)}`, `StandardError=append:${settingValue(o.logFile)}`);
+  if (o.logFile)
+    lines.push(
+      `StandardOutput=append:${settingValue(o.logFile)}`,
+      `StandardError=append:${settingValue(o.logFile)}`,
+    );
   lines.push('', '[Install]', 'WantedBy=multi-user.target', '');
   return lines.join('\n');
 }
@@ -60,6 +66,7 @@ export function daemonReload(): ReloadResult {
     const code = (r.error as NodeJS.ErrnoException).code;
     return { ok: false, reason: code === 'ENOENT' ? 'systemctl not found' : r.error.message };
   }
-  if (r.status !== 0) return { ok: false, reason: (r.stderr || r.stdout).trim().split('\n')[0] || `exit status ${r.status}` };
+  if (r.status !== 0)
+    return { ok: false, reason: (r.stderr || r.stdout).trim().split('\n')[0] || `exit status ${r.status}` };
   return { ok: true };
 }

@@ -16,7 +16,11 @@ export function parsePayload(buf: Buffer): Payload {
   const text = buf.toString('utf8');
   if (text.trim() === 'ping') return { kind: 'ping' };
   let json: unknown;
-  try { json = JSON.parse(text); } catch { return { kind: 'incomplete' }; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { kind: 'incomplete' };
+  }
   const r = v.safeParse(SocketEvent, json);
   if (!r.success) return { kind: 'invalid', reason: describeIssues(r.issues) };
   return { kind: 'event', event: socketToEvent(r.output) };

@@ -13,7 +13,10 @@ const TCP_READ_DEADLINE_MS = 5_000;
 /** Largest result accepted; the same bound as the HTTP API's body. */
 const TCP_MAX_BYTES = 512 * 1024;
 
-interface SocketDeps { sink: EventSink; log: Logger }
+interface SocketDeps {
+  sink: EventSink;
+  log: Logger;
+}
 
 /** Answers and closes both directions: a client that keeps its side open must not hold the socket. */
 function reply(conn: Socket, answer: string): void {
@@ -41,9 +44,15 @@ function handle(conn: Socket, deps: SocketDeps, open: Set<Socket>): void {
   const attempt = (final: boolean) => {
     const p = parsePayload(Buffer.concat(parts));
     switch (p.kind) {
-      case 'ping': finish('pong'); return;
-      case 'incomplete': if (final) refuse('malformed JSON'); return;
-      case 'invalid': refuse(p.reason); return;
+      case 'ping':
+        finish('pong');
+        return;
+      case 'incomplete':
+        if (final) refuse('malformed JSON');
+        return;
+      case 'invalid':
+        refuse(p.reason);
+        return;
       case 'event':
         done = true; // no more reading; the answer waits for the queue
         clearTimeout(timer);
@@ -59,14 +68,25 @@ function handle(conn: Socket, deps: SocketDeps, open: Set<Socket>): void {
   };
   conn.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (size > TCP_MAX_BYTES) { refuse(`more than ${TCP_MAX_BYTES} bytes`); return; }
+    if (size > TCP_MAX_BYTES) {
+      refuse(`more than ${TCP_MAX_BYTES} bytes`);
+      return;
+    }
     parts.push(chunk);
     // No JSON text starts with "p", so a trimmed `ping` can be answered as soon as it is complete.
     attempt(false);
   });
-  conn.on('end', () => { if (!done) attempt(true); });
-  conn.on('error', () => { clearTimeout(timer); done = true; });
-  conn.on('close', () => { clearTimeout(timer); open.delete(conn); });
+  conn.on('end', () => {
+    if (!done) attempt(true);
+  });
+  conn.on('error', () => {
+    clearTimeout(timer);
+    done = true;
+  });
+  conn.on('close', () => {
+    clearTimeout(timer);
+    open.delete(conn);
+  });
 }
 
 export async function startTcpSocket(host: string, port: number, deps: SocketDeps): Promise<Listener> {
@@ -77,9 +97,10 @@ export async function startTcpSocket(host: string, port: number, deps: SocketDep
   // After binding, errors are per-connection trouble (EMFILE on accept): log, keep serving.
   server.on('error', (err) => deps.log.warn('TCP socket error', { error: err.message }));
   return {
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const c of open) c.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const c of open) c.destroy();
+      }),
   };
 }

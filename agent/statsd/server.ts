@@ -36,41 +36,73 @@ interface StatsdListener extends Listener {
 export async function startStatsd(o: StatsdOptions): Promise<StatsdListener> {
   const agg = new StatsdAggregator();
   let badLines = 0;
-  const socket = createSocket({ type: isIPv6(o.host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4', recvBufferSize: STATSD_RECV_BUFFER_BYTES });
+  const socket = createSocket({
+    type: isIPv6(o.host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4',
+    recvBufferSize: STATSD_RECV_BUFFER_BYTES,
+  });
   socket.on('message', (msg) => {
     for (const raw of msg.toString('utf8').split('\n')) {
       const line = raw.trim();
       if (line === '') continue;
       const r = v.safeParse(StatsdLine, line);
-      if (r.success) { agg.add(r.output); continue; }
+      if (r.success) {
+        agg.add(r.output);
+        continue;
+      }
       badLines++;
-      o.log.debug('bad StatsD line ignored', { line: line.slice(0, 100), reason: r.issues[0]?.message, bad_lines: badLines });
+      o.log.debug('bad StatsD line ignored', {
+        line: line.slice(0, 100),
+        reason: r.issues[0]?.message,
+        bad_lines: badLines,
+      });
     }
   });
   await bindUdp('StatsD listener', socket, o.host, o.port);
   socket.on('error', (err) => o.log.warn('StatsD socket error', { error: err.message }));
   let recvBuffer: number | undefined;
-  try { recvBuffer = socket.getRecvBufferSize(); } catch { /* not bound: cannot happen after bindUdp */ }
-  o.log.info('StatsD listener started', { host: o.host, port: o.port, flush_interval: o.flushIntervalSec, recv_buffer_bytes: recvBuffer });
+  try {
+    recvBuffer = socket.getRecvBufferSize();
+  } catch {
+    /* not bound: cannot happen after bindUdp */
+  }
+  o.log.info('StatsD listener started', {
+    host: o.host,
+    port: o.port,
+    flush_interval: o.flushIntervalSec,
+    recv_buffer_bytes: recvBuffer,
+  });
 
   let droppedSeen = 0;
   const flush = () => {
     const now = Math.floor(Date.now() / 1000);
     const points = agg.flush(now, o.flushIntervalSec);
     if (agg.dropped > droppedSeen) {
-      o.log.warn('StatsD values dropped: too many series, timer values or set members in one interval', { dropped: agg.dropped - droppedSeen });
+      o.log.warn('StatsD values dropped: too many series, timer values or set members in one interval', {
+        dropped: agg.dropped - droppedSeen,
+      });
       droppedSeen = agg.dropped;
     }
     if (points.length === 0) return;
     const event: Event = { timestamp: now, metrics: { handlers: o.handlers, points } };
-    o.sink.submit(event).catch((err: Error) => o.log.warn('StatsD metrics event not queued', { error: err.message, points: points.length }));
+    o.sink
+      .submit(event)
+      .catch((err: Error) =>
+        o.log.warn('StatsD metrics event not queued', { error: err.message, points: points.length }),
+      );
   };
   const timer = setInterval(flush, o.flushIntervalSec * 1000);
   return {
-    get badLines() { return badLines; },
-    close: () => new Promise<void>((resolve) => {
-      clearInterval(timer);
-      try { socket.close(() => resolve()); } catch { resolve(); }
-    }),
+    get badLines() {
+      return badLines;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(timer);
+        try {
+          socket.close(() => resolve());
+        } catch {
+          resolve();
+        }
+      }),
   };
 }

@@ -22,10 +22,17 @@ export interface AgentBenchConfig {
 }
 
 const envNum = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
-const envList = (name: string, dflt: number[]) => (process.env[name] ? process.env[name]!.split(',').map(Number).filter((n) => n > 0) : dflt);
+const envList = (name: string, dflt: number[]) =>
+  process.env[name]
+    ? process.env[name]!.split(',')
+        .map(Number)
+        .filter((n) => n > 0)
+    : dflt;
 
 export function agentBenchConfig(): AgentBenchConfig {
-  const phases = (process.env.BENCH_AGENT_PHASES ?? PHASES.join(',')).split(',').filter((p): p is Phase => (PHASES as readonly string[]).includes(p));
+  const phases = (process.env.BENCH_AGENT_PHASES ?? PHASES.join(','))
+    .split(',')
+    .filter((p): p is Phase => (PHASES as readonly string[]).includes(p));
   return {
     phases: new Set(phases.length ? phases : PHASES),
     settleSeconds: envNum('BENCH_AGENT_SETTLE', 10),

@@ -13,9 +13,14 @@ export class EventPoster {
   accepted = 0;
   statuses = new Map<string, number>();
 
-  constructor(apiUrl: string, connections: number, readonly prefix: string) {
+  constructor(
+    apiUrl: string,
+    connections: number,
+    readonly prefix: string,
+  ) {
     const u = new URL(apiUrl);
-    for (let c = 0; c < connections; c++) this.free.push({ conn: new RawHttpConn(u.hostname, Number(u.port)), check: `${prefix}${c}`, n: 0 });
+    for (let c = 0; c < connections; c++)
+      this.free.push({ conn: new RawHttpConn(u.hostname, Number(u.port)), check: `${prefix}${c}`, n: 0 });
   }
 
   /** One POST on a free connection (there is always one: at most `connections` are in flight). */
@@ -27,7 +32,8 @@ export class EventPoster {
       const res = await slot.conn.request('POST', '/events', HEADERS, body);
       const code = String(res.status);
       this.statuses.set(code, (this.statuses.get(code) ?? 0) + 1);
-      if (res.status !== 202) throw new Error(`POST /events: ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
+      if (res.status !== 202)
+        throw new Error(`POST /events: ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
       slot.n++;
       this.accepted++;
     } finally {
@@ -39,5 +45,7 @@ export class EventPoster {
     }
   };
 
-  close(): void { for (const s of this.free) s.conn.close(); }
+  close(): void {
+    for (const s of this.free) s.conn.close();
+  }
 }

@@ -14,18 +14,26 @@ export class StandIn {
   events = 0;
   connected = 0;
 
-  private constructor(wss: WebSocketServer, private readonly prefix: string) {
+  private constructor(
+    wss: WebSocketServer,
+    private readonly prefix: string,
+  ) {
     this.wss = wss;
     wss.on('connection', (ws) => {
       this.connected++;
       ws.on('message', (data) => {
         let frame;
-        try { frame = decodeFrame(messageBytes(data as Buffer)); } catch { return; }
+        try {
+          frame = decodeFrame(messageBytes(data as Buffer));
+        } catch {
+          return;
+        }
         if (frame.type !== 'event') return;
         const event = JSON.parse(frame.payload.toString('utf8'));
         this.events++;
         for (const p of event?.metrics?.points ?? []) {
-          if (typeof p?.name === 'string' && p.name.startsWith(this.prefix) && p.name.endsWith('.value')) this.counted += Number(p.value) || 0;
+          if (typeof p?.name === 'string' && p.name.startsWith(this.prefix) && p.name.endsWith('.value'))
+            this.counted += Number(p.value) || 0;
         }
         ws.send(encodeFrame('ack', JSON.stringify({ id: event.id, ok: true })));
       });
@@ -40,7 +48,9 @@ export class StandIn {
     });
   }
 
-  get url(): string { return `ws://127.0.0.1:${(this.wss.address() as { port: number }).port}`; }
+  get url(): string {
+    return `ws://127.0.0.1:${(this.wss.address() as { port: number }).port}`;
+  }
 
   close(): Promise<void> {
     for (const c of this.wss.clients) c.terminate();

@@ -15,9 +15,17 @@ const packets = Array.from({ length: names }, (_, i) => Buffer.from(`${prefix}${
 const socket = dgram.createSocket('udp4');
 // Large send buffer: a burst of sends must not fail with ENOBUFS/EAGAIN in the sender itself.
 socket.connect(port, '127.0.0.1', () => {
-  try { socket.setSendBufferSize(8 * 1024 * 1024); } catch { /* capped by wmem_max */ }
-  let sent = 0, errors = 0, i = 0;
-  const onSent = (err: Error | null) => { if (err) errors++; };
+  try {
+    socket.setSendBufferSize(8 * 1024 * 1024);
+  } catch {
+    /* capped by wmem_max */
+  }
+  let sent = 0,
+    errors = 0,
+    i = 0;
+  const onSent = (err: Error | null) => {
+    if (err) errors++;
+  };
   process.send!({ ready: true });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -33,7 +41,11 @@ socket.connect(port, '127.0.0.1', () => {
       sent++;
     }
     // Nothing due: sleep a millisecond rather than spin (the agent shares the machine's cores).
-    if (elapsed < durMs) { if (sent >= due) setTimeout(tick, 1); else setImmediate(tick); return; }
+    if (elapsed < durMs) {
+      if (sent >= due) setTimeout(tick, 1);
+      else setImmediate(tick);
+      return;
+    }
     const sendSeconds = (performance.now() - t0) / 1000;
     const used = process.cpuUsage(cpu0);
     // A moment for the last send callbacks (errors) before reporting.

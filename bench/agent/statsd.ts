@@ -29,17 +29,37 @@ interface StatsdStep {
   window: WindowFigures;
 }
 
-interface SenderReport { sent: number; errors: number; seconds: number; cpuSeconds: number }
+interface SenderReport {
+  sent: number;
+  errors: number;
+  seconds: number;
+  cpuSeconds: number;
+}
 
-function runSender(port: number, rate: number, seconds: number, names: number): { pid: number; ready: Promise<void>; done: Promise<SenderReport> } {
-  const child = fork(SENDER, [String(port), String(rate), String(seconds), String(names), STATSD_PREFIX], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function runSender(
+  port: number,
+  rate: number,
+  seconds: number,
+  names: number,
+): { pid: number; ready: Promise<void>; done: Promise<SenderReport> } {
+  const child = fork(SENDER, [String(port), String(rate), String(seconds), String(names), STATSD_PREFIX], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let onReady = () => {};
-  const ready = new Promise<void>((r) => { onReady = r; });
+  const ready = new Promise<void>((r) => {
+    onReady = r;
+  });
   const done = new Promise<SenderReport>((resolve, reject) => {
     let report: SenderReport | undefined;
-    child.on('message', (m) => { if ((m as { ready?: boolean }).ready) onReady(); else report = m as SenderReport; });
+    child.on('message', (m) => {
+      if ((m as { ready?: boolean }).ready) onReady();
+      else report = m as SenderReport;
+    });
     child.on('error', reject);
-    child.on('exit', (code) => (report ? resolve(report) : reject(new Error(`StatsD sender exited with ${code} and no report`))));
+    child.on('exit', (code) =>
+      report ? resolve(report) : reject(new Error(`StatsD sender exited with ${code} and no report`)),
+    );
   });
   done.finally(onReady).catch(() => {});
   return { pid: child.pid!, ready, done };
@@ -47,17 +67,27 @@ function runSender(port: number, rate: number, seconds: number, names: number): 
 
 /** Waits until the stand-in's count stops changing for `quietMs` (the last flush has arrived). */
 async function settle(standin: StandIn, target: number, quietMs: number): Promise<void> {
-  let last = standin.counted, since = performance.now();
+  let last = standin.counted,
+    since = performance.now();
   const deadline = performance.now() + 30_000;
   while (performance.now() < deadline) {
     await sleep(100);
-    if (standin.counted !== last) { last = standin.counted; since = performance.now(); }
+    if (standin.counted !== last) {
+      last = standin.counted;
+      since = performance.now();
+    }
     if (standin.counted >= target && performance.now() - since > 1200) return;
     if (performance.now() - since > quietMs) return;
   }
 }
 
-export async function statsdLadder(agent: AgentProc, standin: StandIn, rates: number[], seconds: number, names: number): Promise<StatsdStep[]> {
+export async function statsdLadder(
+  agent: AgentProc,
+  standin: StandIn,
+  rates: number[],
+  seconds: number,
+  names: number,
+): Promise<StatsdStep[]> {
   const steps: StatsdStep[] = [];
   for (const offered of rates) {
     await settle(standin, standin.counted, 2500);
@@ -71,7 +101,16 @@ export async function statsdLadder(agent: AgentProc, standin: StandIn, rates: nu
     const sent = r.sent - r.errors;
     await settle(standin, before + sent, 3000);
     const received = standin.counted - before;
-    steps.push({ offered, sent, sendRate: r.sent / r.seconds, sendErrors: r.errors, senderCpuPct: (r.cpuSeconds / r.seconds) * 100, received, lossPct: sent > 0 ? ((sent - received) / sent) * 100 : NaN, window });
+    steps.push({
+      offered,
+      sent,
+      sendRate: r.sent / r.seconds,
+      sendErrors: r.errors,
+      senderCpuPct: (r.cpuSeconds / r.seconds) * 100,
+      received,
+      lossPct: sent > 0 ? ((sent - received) / sent) * 100 : NaN,
+      window,
+    });
     note(`agent: StatsD ${int(offered)}/s offered: ${int(sent)} sent, ${int(received)} counted`);
   }
   return steps;

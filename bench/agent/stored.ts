@@ -21,7 +21,14 @@ export async function storedCount(backend: Backend, entity: string, prefix: stri
 }
 
 /** Polls storedCount until it reaches `total` or `timeoutMs` passes; the time it got there, or NaN. */
-export async function waitStored(backend: Backend, entity: string, prefix: string, total: number, timeoutMs: number, onProgress?: (n: number, t: number) => void): Promise<number> {
+export async function waitStored(
+  backend: Backend,
+  entity: string,
+  prefix: string,
+  total: number,
+  timeoutMs: number,
+  onProgress?: (n: number, t: number) => void,
+): Promise<number> {
   const end = performance.now() + timeoutMs;
   for (;;) {
     const n = await storedCount(backend, entity, prefix).catch(() => -1);

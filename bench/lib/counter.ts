@@ -4,7 +4,9 @@ import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
 export const COUNTER_KIND = 'benchcounter';
 export const COUNTER_BUCKET = 'monitor_bench_counters';
 
-interface Counter { n: number }
+interface Counter {
+  n: number;
+}
 
 export const counterBehavior: ActorBehavior<Counter> = {
   kind: COUNTER_KIND,
@@ -16,5 +18,7 @@ export const counterBehavior: ActorBehavior<Counter> = {
     t.state = { n };
     return n;
   },
-  async fire() { /* no timers */ },
+  async fire() {
+    /* no timers */
+  },
 };

@@ -5,9 +5,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; hitCount?: number; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  hitCount?: number;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
 
 interface ProfileSummary {
   totalMs: number;
@@ -54,10 +70,20 @@ export function summarizeProfile(file: string, root: string, top = 25): ProfileS
     const e = fns.get(key) ?? { name: f.functionName || '(anonymous)', where, selfMs: 0 };
     e.selfMs += ms;
     fns.set(key, e);
-    const mod = f.url ? moduleOf(f.url, root) : f.functionName.startsWith('(') ? f.functionName : '(native/vm)';
+    const mod = f.url
+      ? moduleOf(f.url, root)
+      : f.functionName.startsWith('(')
+        ? f.functionName
+        : '(native/vm)';
     mods.set(mod, (mods.get(mod) ?? 0) + ms);
   }
-  const functions = [...fns.values()].sort((a, b) => b.selfMs - a.selfMs).slice(0, top).map((e) => ({ ...e, pct: (e.selfMs / total) * 100 }));
-  const modules = [...mods].map(([module, selfMs]) => ({ module, selfMs, pct: (selfMs / total) * 100 })).sort((a, b) => b.selfMs - a.selfMs).slice(0, top);
+  const functions = [...fns.values()]
+    .sort((a, b) => b.selfMs - a.selfMs)
+    .slice(0, top)
+    .map((e) => ({ ...e, pct: (e.selfMs / total) * 100 }));
+  const modules = [...mods]
+    .map(([module, selfMs]) => ({ module, selfMs, pct: (selfMs / total) * 100 }))
+    .sort((a, b) => b.selfMs - a.selfMs)
+    .slice(0, top);
   return { totalMs: total, functions, modules };
 }

@@ -36,7 +36,9 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   // An object, so TypeScript does not narrow the phase across the awaits below.
   const st: { phase: 'warm' | 'measure' | 'done' } = { phase: 'warm' };
   const lat = new Samples();
-  let ok = 0, errors = 0, allErrors = 0;
+  let ok = 0,
+    errors = 0,
+    allErrors = 0;
   let firstError: string | undefined;
   const maxErrors = o.maxErrors ?? 1000;
 
@@ -45,7 +47,10 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
       const t = performance.now();
       try {
         await o.send();
-        if (st.phase === 'measure') { ok++; lat.add(performance.now() - t); }
+        if (st.phase === 'measure') {
+          ok++;
+          lat.add(performance.now() - t);
+        }
       } catch (err) {
         allErrors++;
         firstError ??= (err as Error).message;
@@ -71,7 +76,13 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
     await o.onWindowEnd?.();
     await Promise.race([Promise.all(workers), new Promise((r) => setTimeout(r, 30_000))]);
     return {
-      concurrency: o.concurrency, seconds, ok, errors, rate: ok / seconds, latency: lat.summary(), window,
+      concurrency: o.concurrency,
+      seconds,
+      ok,
+      errors,
+      rate: ok / seconds,
+      latency: lat.summary(),
+      window,
       firstError: stopped ? `stopped after ${allErrors} errors; first: ${firstError}` : firstError,
     };
   }

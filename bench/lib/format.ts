@@ -14,7 +14,8 @@ export const ms = (v: number): string => {
   return `${Math.round(v)} ms`;
 };
 
-export const pct = (v: number): string => (Number.isFinite(v) ? `${v < 10 ? v.toFixed(1) : Math.round(v)}%` : '-');
+export const pct = (v: number): string =>
+  Number.isFinite(v) ? `${v < 10 ? v.toFixed(1) : Math.round(v)}%` : '-';
 
 export const mb = (v: number): string => (Number.isFinite(v) ? `${Math.round(v)} MB` : '-');
 
@@ -27,9 +28,24 @@ export function table(header: string[], rows: string[][]): string {
   header = header.filter((_, i) => keep[i]);
   rows = rows.map((r) => r.filter((_, i) => keep[i]));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const right = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-\d.,]+( ?[a-zA-Z%/]+)?$/.test(r[i] ?? '-') || (r[i] ?? '') === '-'));
-  const line = (cells: string[]) => cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  ').trimEnd(), ...rows.map(line)].join('\n');
+  const right = header.map(
+    (_, i) =>
+      rows.length > 0 &&
+      rows.every((r) => /^[-\d.,]+( ?[a-zA-Z%/]+)?$/.test(r[i] ?? '-') || (r[i] ?? '') === '-'),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(header),
+    widths
+      .map((w) => '-'.repeat(w))
+      .join('  ')
+      .trimEnd(),
+    ...rows.map(line),
+  ].join('\n');
 }
 
 /** A titled block: `== title ==` followed by its lines. */

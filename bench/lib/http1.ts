@@ -30,17 +30,24 @@ export class RawHttpConn implements HttpConn {
   private socket: net.Socket;
   private buf: Buffer = EMPTY;
   private pending: { resolve: (r: HttpResponse) => void; reject: (e: Error) => void } | undefined;
-  private head: { status: number; headers: Record<string, string>; bodyStart: number; length: number; chunked: boolean } | undefined;
+  private head:
+    | { status: number; headers: Record<string, string>; bodyStart: number; length: number; chunked: boolean }
+    | undefined;
   private connected: Promise<void>;
   closed = false;
 
-  constructor(readonly host: string, readonly port: number) {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
     this.socket = net.connect({ host, port, noDelay: true });
     this.connected = new Promise((resolve, reject) => {
       this.socket.once('connect', () => resolve());
       this.socket.once('error', reject);
     });
-    this.connected.catch(() => { /* reported by request() */ });
+    this.connected.catch(() => {
+      /* reported by request() */
+    });
     this.socket.on('data', (d: Buffer) => this.onData(d));
     this.socket.on('error', (err) => this.fail(err));
     this.socket.on('close', () => this.fail(new Error('connection closed')));
@@ -53,7 +60,9 @@ export class RawHttpConn implements HttpConn {
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
       const len = body === undefined ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`;
-      this.socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\n${headers}${len}\r\n${body ?? ''}`);
+      this.socket.write(
+        `${method} ${path} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\n${headers}${len}\r\n${body ?? ''}`,
+      );
     });
   }
 
@@ -83,7 +92,11 @@ export class RawHttpConn implements HttpConn {
           if (c > 0) headers[lines[i]!.slice(0, c).trim().toLowerCase()] = lines[i]!.slice(c + 1).trim();
         }
         const chunked = /chunked/i.test(headers['transfer-encoding'] ?? '');
-        const length = chunked ? 0 : status === 204 || status === 304 || (status >= 100 && status < 200) ? 0 : Number(headers['content-length'] ?? 0);
+        const length = chunked
+          ? 0
+          : status === 204 || status === 304 || (status >= 100 && status < 200)
+            ? 0
+            : Number(headers['content-length'] ?? 0);
         this.head = { status, headers, bodyStart: end + 4, length, chunked };
       }
       const h = this.head;
@@ -102,7 +115,10 @@ export class RawHttpConn implements HttpConn {
       if (h.status >= 100 && h.status < 200) continue; // 100 Continue: the real answer follows
       const p = this.pending;
       this.pending = undefined;
-      if ((h.headers.connection ?? '').toLowerCase() === 'close') { this.closed = true; this.socket.end(); }
+      if ((h.headers.connection ?? '').toLowerCase() === 'close') {
+        this.closed = true;
+        this.socket.end();
+      }
       p?.resolve({ status: h.status, headers: h.headers, body });
       if (!this.buf.length) return;
     }
@@ -134,7 +150,10 @@ function dechunk(buf: Buffer, start: number): [Buffer, number] | undefined {
 class NodeHttpConn implements HttpConn {
   private readonly agent: http.Agent;
   closed = false;
-  constructor(readonly host: string, readonly port: number) {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   }
 
@@ -146,18 +165,30 @@ class NodeHttpConn implements HttpConn {
     }
     if (body !== undefined) hdrs['Content-Length'] = String(Buffer.byteLength(body));
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: this.host, port: this.port, method, path, headers: hdrs, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string>, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const req = http.request(
+        { host: this.host, port: this.port, method, path, headers: hdrs, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers as Record<string, string>,
+              body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
   }
 
-  close(): void { this.closed = true; this.agent.destroy(); }
+  close(): void {
+    this.closed = true;
+    this.agent.destroy();
+  }
 }
 
 export type ClientKind = 'raw' | 'node';
@@ -179,14 +210,26 @@ export class ConnPool {
   private idle: Array<{ conn: HttpConn; since: number }> = [];
   private all = new Set<HttpConn>();
   private waiting: Array<(c: HttpConn) => void> = [];
-  constructor(private readonly kind: ClientKind, private readonly url: string, readonly max: number) {}
+  constructor(
+    private readonly kind: ClientKind,
+    private readonly url: string,
+    readonly max: number,
+  ) {}
 
-  get size(): number { return this.all.size; }
-  get queued(): number { return this.waiting.length; }
+  get size(): number {
+    return this.all.size;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
 
   async use<T>(fn: (c: HttpConn) => Promise<T>): Promise<T> {
     const c = await this.acquire();
-    try { return await fn(c); } finally { this.release(c); }
+    try {
+      return await fn(c);
+    } finally {
+      this.release(c);
+    }
   }
 
   private acquire(): Promise<HttpConn> {
@@ -214,11 +257,16 @@ export class ConnPool {
     if (c.closed) {
       this.all.delete(c);
       const w = this.waiting.shift();
-      if (w) { const n = connect(this.kind, this.url); this.all.add(n); w(n); }
+      if (w) {
+        const n = connect(this.kind, this.url);
+        this.all.add(n);
+        w(n);
+      }
       return;
     }
     const w = this.waiting.shift();
-    if (w) w(c); else this.idle.push({ conn: c, since: performance.now() });
+    if (w) w(c);
+    else this.idle.push({ conn: c, since: performance.now() });
   }
 
   close(): void {

@@ -15,22 +15,40 @@ import vm from 'node:vm';
 
 const h = monitorEventLoopDelay({ resolution: 10 });
 h.enable();
-let gcMax = 0, gcTotal = 0, gcCount = 0;
+let gcMax = 0,
+  gcTotal = 0,
+  gcCount = 0;
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) { gcCount++; gcTotal += e.duration; if (e.duration > gcMax) gcMax = e.duration; }
+  for (const e of list.getEntries()) {
+    gcCount++;
+    gcTotal += e.duration;
+    if (e.duration > gcMax) gcMax = e.duration;
+  }
 }).observe({ entryTypes: ['gc'] });
 const emit = (o) => process.stderr.write(JSON.stringify(o) + '\n');
 const report = (extra) => {
   const m = process.memoryUsage();
   emit({
     bench_loop: {
-      p50_ms: h.percentile(50) / 1e6, p99_ms: h.percentile(99) / 1e6, max_ms: h.max / 1e6,
-      rss_mb: m.rss / 2 ** 20, heap_used_mb: m.heapUsed / 2 ** 20, heap_total_mb: m.heapTotal / 2 ** 20, external_mb: m.external / 2 ** 20,
-      array_buffers_mb: m.arrayBuffers / 2 ** 20, gc_count: gcCount, gc_total_ms: gcTotal, gc_max_ms: gcMax, at: Date.now(), ...extra,
+      p50_ms: h.percentile(50) / 1e6,
+      p99_ms: h.percentile(99) / 1e6,
+      max_ms: h.max / 1e6,
+      rss_mb: m.rss / 2 ** 20,
+      heap_used_mb: m.heapUsed / 2 ** 20,
+      heap_total_mb: m.heapTotal / 2 ** 20,
+      external_mb: m.external / 2 ** 20,
+      array_buffers_mb: m.arrayBuffers / 2 ** 20,
+      gc_count: gcCount,
+      gc_total_ms: gcTotal,
+      gc_max_ms: gcMax,
+      at: Date.now(),
+      ...extra,
     },
   });
   h.reset();
-  gcMax = 0; gcTotal = 0; gcCount = 0;
+  gcMax = 0;
+  gcTotal = 0;
+  gcCount = 0;
 };
 setInterval(() => report({}), 5000).unref();
 
@@ -38,16 +56,28 @@ let gc;
 let session;
 process.on('SIGUSR2', () => {
   let cmd = 'gc';
-  try { if (process.env.BENCH_CTL_FILE) cmd = fs.readFileSync(process.env.BENCH_CTL_FILE, 'utf8').trim() || 'gc'; } catch { /* default */ }
+  try {
+    if (process.env.BENCH_CTL_FILE) cmd = fs.readFileSync(process.env.BENCH_CTL_FILE, 'utf8').trim() || 'gc';
+  } catch {
+    /* default */
+  }
   const [verb, arg] = cmd.split(/\s+/, 2);
   if (verb === 'gc') {
-    if (!gc) { v8.setFlagsFromString('--expose-gc'); gc = vm.runInNewContext('gc'); }
-    gc(); gc();
+    if (!gc) {
+      v8.setFlagsFromString('--expose-gc');
+      gc = vm.runInNewContext('gc');
+    }
+    gc();
+    gc();
     report({ after_gc: true });
   } else if (verb === 'prof-start') {
     session = new inspector.Session();
     session.connect();
-    session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start', () => emit({ bench_prof: 'started' }))));
+    session.post('Profiler.enable', () =>
+      session.post('Profiler.setSamplingInterval', { interval: 500 }, () =>
+        session.post('Profiler.start', () => emit({ bench_prof: 'started' })),
+      ),
+    );
   } else if (verb === 'heap') {
     v8.writeHeapSnapshot(arg);
     emit({ bench_heap: arg });

@@ -8,17 +8,24 @@ function cpuModel(): string {
   try {
     const m = /^model name\s*:\s*(.+)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'));
     if (m) return m[1]!.trim();
-  } catch { /* not Linux */ }
+  } catch {
+    /* not Linux */
+  }
   return os.cpus()[0]?.model ?? 'unknown';
 }
 
 function version(cmd: string, args: string[], pattern: RegExp): string {
   try {
-    const out = execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000 });
+    const out = execFileSync(cmd, args, {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 5000,
+    });
     return pattern.exec(out)?.[1] ?? out.trim().split('\n')[0] ?? '?';
-  } catch { return '?'; }
+  } catch {
+    return '?';
+  }
 }
-
 
 export function describeMachine(binaries: { etcd?: string; nats?: string } = {}): string[] {
   const cores = os.cpus().length;
@@ -32,7 +39,11 @@ export function describeMachine(binaries: { etcd?: string; nats?: string } = {})
     `fd limit   ${maxOpenFiles()} (this process)`,
     `load avg   ${l1!.toFixed(2)} (1 min), ${l5!.toFixed(2)} (5 min) at start; other work on the machine skews figures`,
   ];
-  if (binaries.etcd) lines.push(`etcd       ${version(binaries.etcd, ['--version'], /etcd Version:\s*(\S+)/)} (${binaries.etcd})`);
-  if (binaries.nats) lines.push(`nats       ${version(binaries.nats, ['--version'], /v(\d+\.\d+\.\d+)/)} (${binaries.nats})`);
+  if (binaries.etcd)
+    lines.push(
+      `etcd       ${version(binaries.etcd, ['--version'], /etcd Version:\s*(\S+)/)} (${binaries.etcd})`,
+    );
+  if (binaries.nats)
+    lines.push(`nats       ${version(binaries.nats, ['--version'], /v(\d+\.\d+\.\d+)/)} (${binaries.nats})`);
   return lines;
 }

@@ -8,7 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 let clkTck = 100;
-try { clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { /* Linux default */ }
+try {
+  clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* Linux default */
+}
 
 /** utime + stime of `pid` in seconds, or undefined when the process is gone. */
 function cpuSeconds(pid: number): number | undefined {
@@ -17,7 +21,9 @@ function cpuSeconds(pid: number): number | undefined {
     // Fields after "(comm)": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(rest[11]) + Number(rest[12])) / clkTck;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resident set size of `pid` in MB (VmRSS), or undefined when the process is gone. */
@@ -25,12 +31,18 @@ export function rssMb(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Open file descriptors of `pid`. */
 export function openFds(pid: number): number | undefined {
-  try { return fs.readdirSync(`/proc/${pid}/fd`).length; } catch { return undefined; }
+  try {
+    return fs.readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Soft "Max open files" limit of `pid` (from /proc/<pid>/limits). */
@@ -38,10 +50,16 @@ export function maxOpenFiles(pid: number | 'self' = 'self'): number | undefined 
   try {
     const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, 'utf8'));
     return m ? (m[1] === 'unlimited' ? Infinity : Number(m[1])) : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
-interface SystemTicks { busy: number; steal: number; total: number }
+interface SystemTicks {
+  busy: number;
+  steal: number;
+  total: number;
+}
 
 function systemTicks(): SystemTicks | undefined {
   try {
@@ -49,8 +67,14 @@ function systemTicks(): SystemTicks | undefined {
     const f = line.trim().split(/\s+/).slice(1).map(Number);
     // user nice system idle iowait irq softirq steal guest guest_nice (guest is counted in user)
     const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
-    return { busy: user + nice + system + irq + softirq, steal, total: user + nice + system + idle + iowait + irq + softirq + steal };
-  } catch { return undefined; }
+    return {
+      busy: user + nice + system + irq + softirq,
+      steal,
+      total: user + nice + system + idle + iowait + irq + softirq + steal,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 interface ProcFigures {
@@ -82,7 +106,10 @@ export class ProcMeter {
   private startSys: SystemTicks | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pids: Record<string, number>, private readonly sampleMs = 1000) {}
+  constructor(
+    private readonly pids: Record<string, number>,
+    private readonly sampleMs = 1000,
+  ) {}
 
   start(): this {
     this.startedAt = performance.now();
@@ -120,7 +147,8 @@ export class ProcMeter {
       };
     }
     const end = systemTicks();
-    let machineBusyPct = NaN, stealPct = NaN;
+    let machineBusyPct = NaN,
+      stealPct = NaN;
     if (end && this.startSys) {
       const total = end.total - this.startSys.total;
       if (total > 0) {
@@ -129,7 +157,7 @@ export class ProcMeter {
       }
     }
     const ours = Object.values(procs).reduce((a, p) => a + (Number.isFinite(p.cpuPct) ? p.cpuPct : 0), 0);
-    const othersPct = Math.max(0, (machineBusyPct * os.cpus().length) - ours);
+    const othersPct = Math.max(0, machineBusyPct * os.cpus().length - ours);
     return { seconds, procs, machineBusyPct, stealPct, othersPct };
   }
 }

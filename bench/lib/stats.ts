@@ -12,7 +12,9 @@ export class Samples {
   private data = new Float64Array(1 << 16);
   private n = 0;
 
-  get count(): number { return this.n; }
+  get count(): number {
+    return this.n;
+  }
 
   add(v: number): void {
     if (this.n === this.data.length) {
@@ -27,7 +29,14 @@ export class Samples {
     const s = this.data.slice(0, this.n).sort();
     let sum = 0;
     for (const v of s) sum += v;
-    return { count: this.n, mean: this.n ? sum / this.n : NaN, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: this.n ? s[this.n - 1]! : NaN };
+    return {
+      count: this.n,
+      mean: this.n ? sum / this.n : NaN,
+      p50: percentile(s, 50),
+      p90: percentile(s, 90),
+      p99: percentile(s, 99),
+      max: this.n ? s[this.n - 1]! : NaN,
+    };
   }
 }
 

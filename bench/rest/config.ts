@@ -28,7 +28,9 @@ export interface RestConfig {
 const envNum = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
 
 export function restConfig(args: string[]): RestConfig {
-  const auth = (process.env.BENCH_REST_AUTH ?? 'key,bearer').split(',').filter((a): a is 'key' | 'bearer' => a === 'key' || a === 'bearer');
+  const auth = (process.env.BENCH_REST_AUTH ?? 'key,bearer')
+    .split(',')
+    .filter((a): a is 'key' | 'bearer' => a === 'key' || a === 'bearer');
   return {
     entities: envNum('BENCH_REST_ENTITIES', 1000),
     checks: envNum('BENCH_REST_CHECKS', 10),

@@ -10,7 +10,16 @@ import { sleep, type Infra } from '../lib/infra.ts';
 import { ProcMeter, type WindowFigures } from '../lib/procstat.ts';
 import { Samples } from '../lib/stats.ts';
 import { API, type RestConfig } from './config.ts';
-import { authHeader, count, describeCounts, JSON_HEADERS, newRaw, readAfterWrite, type RawFigures, type Workload } from './workload.ts';
+import {
+  authHeader,
+  count,
+  describeCounts,
+  JSON_HEADERS,
+  newRaw,
+  readAfterWrite,
+  type RawFigures,
+  type Workload,
+} from './workload.ts';
 
 // --- measuring windows ------------------------------------------------------------------------------
 
@@ -57,7 +66,9 @@ export async function serverWindow(ctx: Ctx, profileLabel: string | undefined) {
       const seconds = (performance.now() - t0) / 1000;
       const turnsPerSec = ((await committed()) - c0) / seconds;
       const reports = loopReports(ctx.backend, lagFrom).filter((r) => !r.after_gc);
-      const gcPct = reports.length ? (reports.reduce((a, r) => a + r.gc_total_ms, 0) / (reports.length * 5000)) * 100 : NaN;
+      const gcPct = reports.length
+        ? (reports.reduce((a, r) => a + r.gc_total_ms, 0) / (reports.length * 5000)) * 100
+        : NaN;
       const loopP99 = reports.length ? Math.max(...reports.map((r) => r.p99_ms)) : NaN;
       const loopMax = reports.length ? Math.max(...reports.map((r) => r.max_ms)) : NaN;
       const gcMax = reports.length ? Math.max(...reports.map((r) => r.gc_max_ms)) : NaN;
@@ -86,7 +97,19 @@ export interface PostFigures {
  * Closed loop: `connections` workers, each on its own connection, POST one event, wait for the
  * answer, POST the next. Warm-up, then a measured window.
  */
-export async function postWindow(ctx: Ctx, w: Workload, o: { label: string; auth: string; credential: string; warmupMs: number; measureMs: number; rawSample: number; profile?: string }): Promise<PostFigures> {
+export async function postWindow(
+  ctx: Ctx,
+  w: Workload,
+  o: {
+    label: string;
+    auth: string;
+    credential: string;
+    warmupMs: number;
+    measureMs: number;
+    rawSample: number;
+    profile?: string;
+  },
+): Promise<PostFigures> {
   const st: { phase: 'warm' | 'measure' | 'done' } = { phase: 'warm' };
   const lat = new Samples();
   const statuses = new Map<string, number>();
@@ -117,21 +140,35 @@ export async function postWindow(ctx: Ctx, w: Workload, o: { label: string; auth
         await sleep(10);
         continue;
       }
-      if (measuring && st.phase === 'measure') { lat.add(performance.now() - t); count(statuses, String(res.status)); }
-      if (res.status !== 201) { firstBad ??= `${res.status} ${res.body.toString('utf8').slice(0, 200)}`; continue; }
+      if (measuring && st.phase === 'measure') {
+        lat.add(performance.now() - t);
+        count(statuses, String(res.status));
+      }
+      if (res.status !== 201) {
+        firstBad ??= `${res.status} ${res.body.toString('utf8').slice(0, 200)}`;
+        continue;
+      }
       if (o.rawSample > 0 && k % o.rawSample === 0) {
-        try { await readAfterWrite(conn, w, k, auth, measuring && st.phase === 'measure' ? raw : undefined); }
-        catch (err) {
-          if (measuring) { raw.mismatches++; raw.firstMismatch ??= `GET failed: ${(err as Error).message}`; }
+        try {
+          await readAfterWrite(conn, w, k, auth, measuring && st.phase === 'measure' ? raw : undefined);
+        } catch (err) {
+          if (measuring) {
+            raw.mismatches++;
+            raw.firstMismatch ??= `GET failed: ${(err as Error).message}`;
+          }
         }
       }
-      if (conn.closed) { conn = connect(ctx.cfg.client, ctx.backend.apiUrl); conns[slot] = conn; }
+      if (conn.closed) {
+        conn = connect(ctx.cfg.client, ctx.backend.apiUrl);
+        conns[slot] = conn;
+      }
     }
   };
   const workers = Array.from({ length: ctx.cfg.connections }, (_, i) => worker(i));
   await sleep(o.warmupMs);
   let server: ServerFigures | undefined;
-  let seconds = NaN, stoppedEarly = false;
+  let seconds = NaN,
+    stoppedEarly = false;
   if (st.phase !== 'done') {
     const sw = await serverWindow(ctx, o.profile);
     const t0 = performance.now();
@@ -144,22 +181,47 @@ export async function postWindow(ctx: Ctx, w: Workload, o: { label: string; auth
   }
   await Promise.race([Promise.all(workers), sleep(30_000)]);
   for (const c of conns) c?.close();
-  if (!server) throw new Error(`${o.label}: every request failed during warm-up (${allErrors} errors; first answer: ${firstBad})`);
-  if (stoppedEarly) throw new Error(`${o.label}: stopped after ${allErrors} connection errors (${describeCounts(statuses)})`);
+  if (!server)
+    throw new Error(
+      `${o.label}: every request failed during warm-up (${allErrors} errors; first answer: ${firstBad})`,
+    );
+  if (stoppedEarly)
+    throw new Error(`${o.label}: stopped after ${allErrors} connection errors (${describeCounts(statuses)})`);
   const posted = lat.count;
-  return { label: o.label, auth: o.auth, connections: ctx.cfg.connections, seconds, posted, rate: posted / seconds, latency: lat.summary(), statuses, firstBad, raw, server };
+  return {
+    label: o.label,
+    auth: o.auth,
+    connections: ctx.cfg.connections,
+    seconds,
+    posted,
+    rate: posted / seconds,
+    latency: lat.summary(),
+    statuses,
+    firstBad,
+    raw,
+    server,
+  };
 }
 
 /**
  * Open loop: `fire` is called `rate` times a second on schedule, whether earlier calls are answered
  * or not; `measuring` tells whether the call falls in the measured window.
  */
-async function openLoop(rate: number, warmupMs: number, measureMs: number, fire: (scheduledAt: number, measuring: boolean) => Promise<void>, onWindow: { start(): Promise<void>; end(): Promise<void> }): Promise<{ seconds: number; sent: number; lateMax: number }> {
+async function openLoop(
+  rate: number,
+  warmupMs: number,
+  measureMs: number,
+  fire: (scheduledAt: number, measuring: boolean) => Promise<void>,
+  onWindow: { start(): Promise<void>; end(): Promise<void> },
+): Promise<{ seconds: number; sent: number; lateMax: number }> {
   const inflight = new Set<Promise<void>>();
   const period = 1000 / rate;
   const t0 = performance.now();
-  let i = 0, sent = 0, lateMax = 0;
-  let windowStart = Infinity, windowEnd = Infinity;
+  let i = 0,
+    sent = 0,
+    lateMax = 0;
+  let windowStart = Infinity,
+    windowEnd = Infinity;
   const launch = (at: number, measuring: boolean) => {
     const p = fire(at, measuring).finally(() => inflight.delete(p));
     inflight.add(p);
@@ -201,7 +263,13 @@ export interface RawPhase {
 }
 
 /** Open loop at `rate`: POST an event, on its 201 GET it on the same connection. */
-export async function rawPhase(ctx: Ctx, w: Workload, rate: number, credential: string, profile?: string): Promise<RawPhase> {
+export async function rawPhase(
+  ctx: Ctx,
+  w: Workload,
+  rate: number,
+  credential: string,
+  profile?: string,
+): Promise<RawPhase> {
   const pool = new ConnPool(ctx.cfg.client, ctx.backend.apiUrl, ctx.cfg.connections);
   const auth = authHeader(credential);
   const post = new Samples();
@@ -209,22 +277,46 @@ export async function rawPhase(ctx: Ctx, w: Workload, rate: number, credential: 
   const statuses = new Map<string, number>();
   let sw: Awaited<ReturnType<typeof serverWindow>> | undefined;
   let server: ServerFigures | undefined;
-  const r = await openLoop(rate, ctx.cfg.warmupSeconds * 1000, ctx.cfg.seconds * 1000, async (at, measuring) => {
-    const k = w.next++;
-    w.lastSent[k % w.pairs] = k;
-    try {
-      await pool.use(async (conn) => {
-        const res = await conn.request('POST', w.path(k), auth + JSON_HEADERS, w.body(k));
-        if (measuring) { post.add(performance.now() - at); count(statuses, String(res.status)); }
-        if (res.status === 201) await readAfterWrite(conn, w, k, auth, measuring ? raw : undefined);
-      });
-    } catch (err) {
-      if (measuring) count(statuses, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
-    }
-  }, { start: async () => { sw = await serverWindow(ctx, profile); }, end: async () => { server = await sw!.stop(); } });
+  const r = await openLoop(
+    rate,
+    ctx.cfg.warmupSeconds * 1000,
+    ctx.cfg.seconds * 1000,
+    async (at, measuring) => {
+      const k = w.next++;
+      w.lastSent[k % w.pairs] = k;
+      try {
+        await pool.use(async (conn) => {
+          const res = await conn.request('POST', w.path(k), auth + JSON_HEADERS, w.body(k));
+          if (measuring) {
+            post.add(performance.now() - at);
+            count(statuses, String(res.status));
+          }
+          if (res.status === 201) await readAfterWrite(conn, w, k, auth, measuring ? raw : undefined);
+        });
+      } catch (err) {
+        if (measuring) count(statuses, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
+      }
+    },
+    {
+      start: async () => {
+        sw = await serverWindow(ctx, profile);
+      },
+      end: async () => {
+        server = await sw!.stop();
+      },
+    },
+  );
   const poolSize = pool.size;
   pool.close();
-  return { rate: r.sent / r.seconds, seconds: r.seconds, post: post.summary(), raw, statuses, server: server!, poolSize };
+  return {
+    rate: r.sent / r.seconds,
+    seconds: r.seconds,
+    post: post.summary(),
+    raw,
+    statuses,
+    server: server!,
+    poolSize,
+  };
 }
 
 export interface ListPhase {
@@ -240,40 +332,78 @@ export interface ListPhase {
 }
 
 /** Open loop at `rate` over the first `tokens.length` pages (the first has no token). */
-export async function listPhase(ctx: Ctx, tokens: Array<string | undefined>, credential: string, profile?: string): Promise<ListPhase> {
+export async function listPhase(
+  ctx: Ctx,
+  tokens: Array<string | undefined>,
+  credential: string,
+  profile?: string,
+): Promise<ListPhase> {
   const { cfg } = ctx;
   const pool = new ConnPool(cfg.client, ctx.backend.apiUrl, cfg.connections);
   const auth = authHeader(credential);
   const lat = new Samples();
   const statuses = new Map<string, number>();
-  let bad = 0, bytes = 0, n = 0;
+  let bad = 0,
+    bytes = 0,
+    n = 0;
   let firstBad: string | undefined;
   let sw: Awaited<ReturnType<typeof serverWindow>> | undefined;
   let server: ServerFigures | undefined;
-  const r = await openLoop(cfg.listRate, Math.min(cfg.warmupSeconds, 3) * 1000, cfg.seconds * 1000, async (at, measuring) => {
-    const p = n++ % tokens.length;
-    const token = tokens[p];
-    const path = `${API}/events?limit=${cfg.listLimit}${token ? `&continue=${token}` : ''}`;
-    try {
-      const res = await pool.use((conn) => conn.request('GET', path, auth));
-      if (!measuring) return;
-      lat.add(performance.now() - at);
-      count(statuses, String(res.status));
-      bytes += res.body.length;
-      // Cheap checks on every answer; a full parse of one in 25.
-      let problem: string | undefined;
-      if (res.status !== 200) problem = `${res.status} ${res.body.toString('utf8').slice(0, 200)}`;
-      else if (p < tokens.length - 1 && res.headers['monitor-continue'] !== tokens[p + 1]) problem = `page ${p}: Monitor-Continue ${res.headers['monitor-continue']}, expected ${tokens[p + 1]}`;
-      else if (n % 25 === 0) {
-        const items = JSON.parse(res.body.toString('utf8')) as unknown[];
-        if (items.length !== cfg.listLimit) problem = `page ${p}: ${items.length} items, expected ${cfg.listLimit}`;
+  const r = await openLoop(
+    cfg.listRate,
+    Math.min(cfg.warmupSeconds, 3) * 1000,
+    cfg.seconds * 1000,
+    async (at, measuring) => {
+      const p = n++ % tokens.length;
+      const token = tokens[p];
+      const path = `${API}/events?limit=${cfg.listLimit}${token ? `&continue=${token}` : ''}`;
+      try {
+        const res = await pool.use((conn) => conn.request('GET', path, auth));
+        if (!measuring) return;
+        lat.add(performance.now() - at);
+        count(statuses, String(res.status));
+        bytes += res.body.length;
+        // Cheap checks on every answer; a full parse of one in 25.
+        let problem: string | undefined;
+        if (res.status !== 200) problem = `${res.status} ${res.body.toString('utf8').slice(0, 200)}`;
+        else if (p < tokens.length - 1 && res.headers['monitor-continue'] !== tokens[p + 1])
+          problem = `page ${p}: Monitor-Continue ${res.headers['monitor-continue']}, expected ${tokens[p + 1]}`;
+        else if (n % 25 === 0) {
+          const items = JSON.parse(res.body.toString('utf8')) as unknown[];
+          if (items.length !== cfg.listLimit)
+            problem = `page ${p}: ${items.length} items, expected ${cfg.listLimit}`;
+        }
+        if (problem) {
+          bad++;
+          firstBad ??= problem;
+        }
+      } catch (err) {
+        if (measuring) {
+          count(statuses, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
+          bad++;
+        }
       }
-      if (problem) { bad++; firstBad ??= problem; }
-    } catch (err) {
-      if (measuring) { count(statuses, (err as NodeJS.ErrnoException).code ?? (err as Error).message); bad++; }
-    }
-  }, { start: async () => { sw = await serverWindow(ctx, profile); }, end: async () => { server = await sw!.stop(); } });
+    },
+    {
+      start: async () => {
+        sw = await serverWindow(ctx, profile);
+      },
+      end: async () => {
+        server = await sw!.stop();
+      },
+    },
+  );
   const poolSize = pool.size;
   pool.close();
-  return { rate: r.sent / r.seconds, seconds: r.seconds, latency: lat.summary(), statuses, bad, firstBad, avgBytes: lat.count ? bytes / lat.count : NaN, server: server!, poolSize };
+  return {
+    rate: r.sent / r.seconds,
+    seconds: r.seconds,
+    latency: lat.summary(),
+    statuses,
+    bad,
+    firstBad,
+    avgBytes: lat.count ? bytes / lat.count : NaN,
+    server: server!,
+    poolSize,
+  };
 }

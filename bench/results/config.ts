@@ -29,7 +29,10 @@ const envNum = (name: string, dflt: number) => {
 
 export function resultsConfig(args: string[]): ResultsConfig {
   const nodes = (process.env.BENCH_RESULTS_NODES ?? '1,3').split(',').map(Number);
-  if (nodes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_RESULTS_NODES must list positive integers, got "${process.env.BENCH_RESULTS_NODES}"`);
+  if (nodes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(
+      `BENCH_RESULTS_NODES must list positive integers, got "${process.env.BENCH_RESULTS_NODES}"`,
+    );
   return {
     agents: Math.floor(envNum('BENCH_RESULTS_AGENTS', 200)),
     window: Math.floor(envNum('BENCH_RESULTS_WINDOW', 8)),

@@ -29,7 +29,18 @@ export interface RunFigures {
 export async function runOne(nodes: number, cfg: ResultsConfig): Promise<RunFigures> {
   const cleanup = new Cleanup();
   const tally = new Tally(new Samples());
-  const fig: RunFigures = { nodes, opened: 0, rate: NaN, latency: new Samples().summary(), sentInWindow: 0, notOk: 0, notOkCodes: tally.notOkCodes, unknown: 0, closed: 0, lost: 0 };
+  const fig: RunFigures = {
+    nodes,
+    opened: 0,
+    rate: NaN,
+    latency: new Samples().summary(),
+    sentInWindow: 0,
+    notOk: 0,
+    notOkCodes: tally.notOkCodes,
+    unknown: 0,
+    closed: 0,
+    lost: 0,
+  };
   const agents: SimResultAgent[] = [];
   const tag = `results ${nodes} node${nodes > 1 ? 's' : ''}`;
   try {
@@ -41,25 +52,46 @@ export async function runOne(nodes: number, cfg: ResultsConfig): Promise<RunFigu
     const backends: Backend[] = [];
     for (let i = 0; i < nodes; i++) {
       // Only the first runs `init`: the admin and API key live in the shared etcd.
-      const b = await startBackend({ name: `bench-results-${i}`, etcdUrl: infra.etcd.url, natsUrl: infra.nats.url, logLevel: 'warn', readyTimeoutMs: 60_000, init: i === 0, env: i === 0 ? ctl.env : undefined });
+      const b = await startBackend({
+        name: `bench-results-${i}`,
+        etcdUrl: infra.etcd.url,
+        natsUrl: infra.nats.url,
+        logLevel: 'warn',
+        readyTimeoutMs: 60_000,
+        init: i === 0,
+        env: i === 0 ? ctl.env : undefined,
+      });
       cleanup.add(`backend ${i}`, () => b.stop(20_000));
       backends.push(b);
     }
     const owned = async () => {
       let sum = 0;
-      for (const b of backends) sum += ((await b.health()).body as { shards?: { owned?: number } })?.shards?.owned ?? 0;
+      for (const b of backends)
+        sum += ((await b.health()).body as { shards?: { owned?: number } })?.shards?.owned ?? 0;
       return sum;
     };
-    await waitFor(async () => (await owned()) === SHARD_COUNT, { timeoutMs: 90_000, what: 'the backends to own every shard between them' });
+    await waitFor(async () => (await owned()) === SHARD_COUNT, {
+      timeoutMs: 90_000,
+      what: 'the backends to own every shard between them',
+    });
     await sleep(2000);
 
-    for (let i = 0; i < cfg.agents; i++) agents.push(new SimResultAgent(`results-${i}`, backends[i % nodes]!.agentUrl, cfg.checks, cfg.window, tally));
-    cleanup.add('agent sockets', async () => { for (const a of agents) a.close(); });
+    for (let i = 0; i < cfg.agents; i++)
+      agents.push(
+        new SimResultAgent(`results-${i}`, backends[i % nodes]!.agentUrl, cfg.checks, cfg.window, tally),
+      );
+    cleanup.add('agent sockets', async () => {
+      for (const a of agents) a.close();
+    });
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(cfg.connectConcurrency, agents.length) }, async () => {
-      while (next < agents.length) if (await agents[next++]!.connect()) fig.opened++;
-    }));
-    note(`${tag}: ${fig.opened}/${cfg.agents} agents connected; letting their keepalives register the entities`);
+    await Promise.all(
+      Array.from({ length: Math.min(cfg.connectConcurrency, agents.length) }, async () => {
+        while (next < agents.length) if (await agents[next++]!.connect()) fig.opened++;
+      }),
+    );
+    note(
+      `${tag}: ${fig.opened}/${cfg.agents} agents connected; letting their keepalives register the entities`,
+    );
     if (fig.opened === 0) throw new Error('no agent could connect');
     await sleep(3000);
 
@@ -68,10 +100,14 @@ export async function runOne(nodes: number, cfg: ResultsConfig): Promise<RunFigu
     await sleep(cfg.warmupSeconds * 1000);
 
     const pids: Record<string, number> = {};
-    backends.forEach((b, i) => { pids[`backend${nodes > 1 ? i : ''}`] = b.proc.pid; });
+    backends.forEach((b, i) => {
+      pids[`backend${nodes > 1 ? i : ''}`] = b.proc.pid;
+    });
     Object.assign(pids, { nats: infra.nats.proc.pid, etcd: infra.etcd.proc.pid, client: process.pid });
     const prof = cfg.profile ? await startProfile(backends[0]!, ctl, `backend-results-${nodes}`) : undefined;
-    const a0 = tally.acked, s0 = tally.sent, n0 = tally.notOk;
+    const a0 = tally.acked,
+      s0 = tally.sent,
+      n0 = tally.notOk;
     const meter = new ProcMeter(pids).start();
     tally.recording = true;
     const w0 = performance.now();
@@ -92,11 +128,21 @@ export async function runOne(nodes: number, cfg: ResultsConfig): Promise<RunFigu
       const file = await prof.stop();
       if (file) fig.profile = profileLines(file, 25);
     }
-    note(`${tag}: ${int(fig.rate)} acked/s over ${secs(took)}, p50 ${ms(fig.latency.p50)} p99 ${ms(fig.latency.p99)}; draining`);
+    note(
+      `${tag}: ${int(fig.rate)} acked/s over ${secs(took)}, p50 ${ms(fig.latency.p50)} p99 ${ms(fig.latency.p99)}; draining`,
+    );
 
     for (const a of agents) a.stop();
     const pending = () => agents.reduce((s, a) => s + a.pending, 0);
-    try { await waitFor(async () => pending() === 0, { timeoutMs: 10_000, intervalMs: 100, what: 'the last acks' }); } catch { /* counted below */ }
+    try {
+      await waitFor(async () => pending() === 0, {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: 'the last acks',
+      });
+    } catch {
+      /* counted below */
+    }
     fig.lost = pending();
     fig.unknown = tally.unknown;
     fig.closed = tally.closed;

@@ -35,28 +35,50 @@ export class SimResultAgent {
   /** id -> send time (performance.now()). */
   private readonly inFlight = new Map<string, number>();
 
-  constructor(readonly name: string, private readonly url: string, private readonly checks: number, private readonly window: number, private readonly tally: Tally) {}
+  constructor(
+    readonly name: string,
+    private readonly url: string,
+    private readonly checks: number,
+    private readonly window: number,
+    private readonly tally: Tally,
+  ) {}
 
-  get pending(): number { return this.inFlight.size; }
+  get pending(): number {
+    return this.inFlight.size;
+  }
 
   /** Resolves true once open (and the keepalive sent), false on failure. */
   connect(): Promise<boolean> {
     return new Promise((resolve) => {
       const ws = new WebSocket(this.url, {
-        headers: { 'Monitor-Namespace': 'default', 'Monitor-AgentName': this.name, 'Monitor-Subscriptions': 'linux', Authorization: AUTH },
+        headers: {
+          'Monitor-Namespace': 'default',
+          'Monitor-AgentName': this.name,
+          'Monitor-Subscriptions': 'linux',
+          Authorization: AUTH,
+        },
         perMessageDeflate: false,
         handshakeTimeout: 60_000,
       });
       this.ws = ws;
       let settled = false;
-      const settle = (ok: boolean) => { if (!settled) { settled = true; resolve(ok); } };
+      const settle = (ok: boolean) => {
+        if (!settled) {
+          settled = true;
+          resolve(ok);
+        }
+      };
       ws.on('open', () => {
         this.open = true;
         ws.send(encodeFrame('keepalive', jsonCodec.encode(keepaliveEvent(this.name, ++this.seq))));
         settle(true);
       });
       ws.on('message', (data) => this.onMessage(messageBytes(data as Buffer)));
-      ws.on('unexpected-response', (_req, res) => { settle(false); process.stderr.write(`[bench] ${this.name}: HTTP ${res.statusCode}\n`); ws.terminate(); });
+      ws.on('unexpected-response', (_req, res) => {
+        settle(false);
+        process.stderr.write(`[bench] ${this.name}: HTTP ${res.statusCode}\n`);
+        ws.terminate();
+      });
       ws.on('error', () => settle(false));
       ws.on('close', () => {
         if (this.open) this.tally.closed++;
@@ -72,9 +94,14 @@ export class SimResultAgent {
     while (this.open && this.inFlight.size < this.window) this.sendEvent();
   }
 
-  stop(): void { this.pumping = false; }
+  stop(): void {
+    this.pumping = false;
+  }
 
-  close(): void { this.pumping = false; this.ws?.terminate(); }
+  close(): void {
+    this.pumping = false;
+    this.ws?.terminate();
+  }
 
   private sendEvent(): void {
     const id = randomUUID();
@@ -83,11 +110,20 @@ export class SimResultAgent {
     const event = {
       timestamp: now,
       id,
-      entity: { metadata: { name: this.name, namespace: 'default' }, entity_class: 'agent', subscriptions: ['linux'] },
+      entity: {
+        metadata: { name: this.name, namespace: 'default' },
+        entity_class: 'agent',
+        subscriptions: ['linux'],
+      },
       check: {
         metadata: { name: check, namespace: 'default' },
-        command: `true ${check}`, interval: 10, subscriptions: ['linux'],
-        issued: now, executed: now, duration: 0.01, status: this.next % 17 === 0 ? 1 : 0,
+        command: `true ${check}`,
+        interval: 10,
+        subscriptions: ['linux'],
+        issued: now,
+        executed: now,
+        duration: 0.01,
+        status: this.next % 17 === 0 ? 1 : 0,
         output: `${check} ok ${this.next}`,
       },
     };
@@ -98,12 +134,23 @@ export class SimResultAgent {
 
   private onMessage(data: Buffer): void {
     let frame;
-    try { frame = decodeFrame(data); } catch { return; }
+    try {
+      frame = decodeFrame(data);
+    } catch {
+      return;
+    }
     if (frame.type !== 'ack') return; // entity_config and the like
     let ack: { id?: unknown; ok?: unknown; code?: unknown };
-    try { ack = jsonCodec.decode(frame.payload) as typeof ack; } catch { return; }
+    try {
+      ack = jsonCodec.decode(frame.payload) as typeof ack;
+    } catch {
+      return;
+    }
     const t = typeof ack.id === 'string' ? this.inFlight.get(ack.id) : undefined;
-    if (t === undefined) { this.tally.unknown++; return; }
+    if (t === undefined) {
+      this.tally.unknown++;
+      return;
+    }
     this.inFlight.delete(ack.id as string);
     this.tally.acked++;
     if (ack.ok !== true) {

@@ -27,9 +27,11 @@ export function routeAgentEvent(event: Event, origin: Origin): EventRoute {
   if (proxy === undefined || proxy === '' || proxy === origin.name) {
     return { kind: 'store', actorId: entityActorId(origin.namespace, origin.name), msg: { origin, event } };
   }
-  if (!v.is(Name, proxy)) return { kind: 'invalid', message: 'check.proxy_entity_name is not a valid entity name' };
+  if (!v.is(Name, proxy))
+    return { kind: 'invalid', message: 'check.proxy_entity_name is not a valid entity name' };
   // A proxy never receives keepalives from an agent: that would make the agent judge its silence.
-  if (event.check.metadata?.name === KEEPALIVE_CHECK) return { kind: 'invalid', message: 'keepalive events cannot target a proxy entity' };
+  if (event.check.metadata?.name === KEEPALIVE_CHECK)
+    return { kind: 'invalid', message: 'keepalive events cannot target a proxy entity' };
   // The proxy entity is created with class `proxy` when unknown (the `api` source does that); an
   // existing entity keeps what it is. The agent's own entity stays out of the proxy's event.
   const entity = { metadata: { name: proxy, namespace: origin.namespace }, entity_class: 'proxy' as const };

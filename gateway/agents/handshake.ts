@@ -9,11 +9,19 @@ import type { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
 import { withUsersGroup } from '../auth/login.ts';
 
-export interface AgentIdentity extends AgentHandshake { user: string }
+export interface AgentIdentity extends AgentHandshake {
+  user: string;
+}
 
 /** A refused handshake: the HTTP status and the JSON error body the agent logs. */
 export class HandshakeError extends Error {
-  constructor(readonly status: number, message: string) { super(message); this.name = 'HandshakeError'; }
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HandshakeError';
+  }
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -34,7 +42,13 @@ function basicCredentials(req: IncomingMessage): { user: string; password: strin
  * Checks an agent's upgrade request in the reference's order: credentials (401), permission (403),
  * namespace (404). Headers are parsed once here; the session trusts the identity it returns.
  */
-export async function authenticateAgent(req: IncomingMessage, config: ConfigStore, passwords: VerifiedCache, authz: Authorizer, certUser?: string): Promise<AgentIdentity> {
+export async function authenticateAgent(
+  req: IncomingMessage,
+  config: ConfigStore,
+  passwords: VerifiedCache,
+  authz: Authorizer,
+  certUser?: string,
+): Promise<AgentIdentity> {
   const parsed = v.safeParse(AgentHandshake, {
     namespace: header(req, handshakeHeaders.namespace),
     agentName: header(req, handshakeHeaders.agentName),
@@ -49,15 +63,33 @@ export async function authenticateAgent(req: IncomingMessage, config: ConfigStor
   if (!creds) throw new HandshakeError(401, 'missing credentials');
   const stored = v.safeParse(StoredUser, config.get(etcdKeys.user(creds.user)));
   if (!stored.success || stored.output.disabled) {
-    throw new HandshakeError(401, certUser !== undefined ? `bad credentials: no enabled user "${certUser}" (client certificate CN)` : 'bad credentials');
+    throw new HandshakeError(
+      401,
+      certUser !== undefined
+        ? `bad credentials: no enabled user "${certUser}" (client certificate CN)`
+        : 'bad credentials',
+    );
   }
-  if (creds.password !== undefined && !(await passwords.verify(creds.password, stored.output.password_hash))) {
+  if (
+    creds.password !== undefined &&
+    !(await passwords.verify(creds.password, stored.output.password_hash))
+  ) {
     throw new HandshakeError(401, 'bad credentials');
   }
   // The reference's rule: the user may create events named after the agent in its namespace.
   const subject = { username: creds.user, groups: withUsersGroup(stored.output.groups) };
-  if (!authz.allowed(subject, { verb: 'create', resource: 'events', namespace: parsed.output.namespace, name: parsed.output.agentName })) {
-    throw new HandshakeError(403, `user "${creds.user}" may not create events in namespace "${parsed.output.namespace}"`);
+  if (
+    !authz.allowed(subject, {
+      verb: 'create',
+      resource: 'events',
+      namespace: parsed.output.namespace,
+      name: parsed.output.agentName,
+    })
+  ) {
+    throw new HandshakeError(
+      403,
+      `user "${creds.user}" may not create events in namespace "${parsed.output.namespace}"`,
+    );
   }
   if (config.get(etcdKeys.namespace(parsed.output.namespace)) === undefined) {
     throw new HandshakeError(404, `namespace "${parsed.output.namespace}" not found`);

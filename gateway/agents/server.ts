@@ -36,11 +36,22 @@ const DEFAULTS = {
   closePollMs: 50,
 } as const;
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  426: 'Upgrade Required',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 
 function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify(errorBody(kindOfStatus(status), message));
-  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -49,7 +60,11 @@ function refuse(socket: Duplex, status: number, message: string): void {
  */
 export class AgentGateway {
   private server: Server | HttpsServer | undefined;
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+  });
   private readonly sessions = new Set<AgentSession>();
   private readonly passwords = new VerifiedCache();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -57,25 +72,40 @@ export class AgentGateway {
   constructor(private readonly opts: AgentGatewayOptions) {
     // Both encodings are offered; the payloads use protobuf only when the agent asked for exactly it.
     this.wss.on('headers', (headers, req) => {
-      headers.push(`Backend-ID: ${opts.node}`, `Accept: ${CONTENT_PROTOBUF}`, `Accept: ${CONTENT_JSON}`, `Content-Type: ${codecForAccept(req.headers.accept).contentType}`);
+      headers.push(
+        `Backend-ID: ${opts.node}`,
+        `Accept: ${CONTENT_PROTOBUF}`,
+        `Accept: ${CONTENT_JSON}`,
+        `Content-Type: ${codecForAccept(req.headers.accept).contentType}`,
+      );
     });
   }
 
-  get sessionCount(): number { return this.sessions.size; }
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
 
   async start(): Promise<void> {
     const server = this.listener((req, res) => {
-      const body = JSON.stringify(errorBody('invalid_argument', 'this port only accepts agent WebSocket connections on /'));
+      const body = JSON.stringify(
+        errorBody('invalid_argument', 'this port only accepts agent WebSocket connections on /'),
+      );
       res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket' }).end(body);
     });
     server.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
     server.on('clientError', (_err, socket) => socket.destroy());
     server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
-      this.opts.log.info('agent TLS handshake failed', { reason: trustFailure(err) ?? err.message, remote: socket.remoteAddress });
+      this.opts.log.info('agent TLS handshake failed', {
+        reason: trustFailure(err) ?? err.message,
+        remote: socket.remoteAddress,
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.opts.port, this.opts.host.replace(/^\[|\]$/g, ''), () => { server.off('error', reject); resolve(); });
+      server.listen(this.opts.port, this.opts.host.replace(/^\[|\]$/g, ''), () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
     this.server = server;
     // Each second looks at a slice of the sessions, so a full round takes one heartbeat period and
@@ -83,21 +113,31 @@ export class AgentGateway {
     const periodMs = (this.opts.heartbeatSeconds ?? DEFAULTS.heartbeatSeconds) * 1000;
     const ticks = Math.max(1, Math.round(periodMs / DEFAULTS.heartbeatTickMs));
     let cursor = this.sessions.values();
-    this.heartbeat = setInterval(() => {
-      const now = Date.now();
-      for (let n = Math.ceil(this.sessions.size / ticks); n > 0; n--) {
-        let next = cursor.next();
-        if (next.done) { cursor = this.sessions.values(); next = cursor.next(); if (next.done) break; }
-        next.value.heartbeat(now, periodMs);
-      }
-    }, Math.min(DEFAULTS.heartbeatTickMs, periodMs));
+    this.heartbeat = setInterval(
+      () => {
+        const now = Date.now();
+        for (let n = Math.ceil(this.sessions.size / ticks); n > 0; n--) {
+          let next = cursor.next();
+          if (next.done) {
+            cursor = this.sessions.values();
+            next = cursor.next();
+            if (next.done) break;
+          }
+          next.value.heartbeat(now, periodMs);
+        }
+      },
+      Math.min(DEFAULTS.heartbeatTickMs, periodMs),
+    );
     this.heartbeat.unref();
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/') { refuse(socket, 404, `no agent endpoint at ${path}`); return; }
+    if (path !== '/') {
+      refuse(socket, 404, `no agent endpoint at ${path}`);
+      return;
+    }
     let identity;
     try {
       const tls = this.opts.tls;
@@ -106,12 +146,21 @@ export class AgentGateway {
     } catch (err) {
       const status = err instanceof HandshakeError ? err.status : 500;
       if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });
-      else this.opts.log.info('agent handshake refused', { status, reason: (err as Error).message, remote: req.socket.remoteAddress });
+      else
+        this.opts.log.info('agent handshake refused', {
+          status,
+          reason: (err as Error).message,
+          remote: req.socket.remoteAddress,
+        });
       refuse(socket, status, (err as Error).message);
       return;
     }
     if (this.opts.entityLimit?.refuses(identity.namespace, identity.agentName)) {
-      this.opts.log.warn('agent refused: entity limit reached', { namespace: identity.namespace, agent: identity.agentName, limit: this.opts.entityLimit.limit });
+      this.opts.log.warn('agent refused: entity limit reached', {
+        namespace: identity.namespace,
+        agent: identity.agentName,
+        limit: this.opts.entityLimit.limit,
+      });
       refuse(socket, 402, ENTITY_LIMIT_MESSAGE);
       return;
     }
@@ -121,7 +170,12 @@ export class AgentGateway {
       const session = new AgentSession(ws, identity, this.opts, codec);
       this.sessions.add(session);
       ws.on('close', () => this.sessions.delete(session));
-      this.opts.log.info('agent connected', { namespace: identity.namespace, agent: identity.agentName, remote: req.socket.remoteAddress, encoding: codec.contentType });
+      this.opts.log.info('agent connected', {
+        namespace: identity.namespace,
+        agent: identity.agentName,
+        remote: req.socket.remoteAddress,
+        encoding: codec.contentType,
+      });
     });
   }
 
@@ -130,16 +184,22 @@ export class AgentGateway {
   private listener(handler: RequestListener): Server | HttpsServer {
     const tls = this.opts.tls;
     if (!tls) return createServer(handler);
-    return createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: false }, handler);
+    return createHttpsServer(
+      { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: !!tls.ca, rejectUnauthorized: false },
+      handler,
+    );
   }
 
   async stop(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     // 1001 "going away": agents reconnect to another node at once.
     for (const ws of this.wss.clients) ws.close(1001, 'backend shutting down');
-    const closed = new Promise<void>((resolve) => this.server ? this.server.close(() => resolve()) : resolve());
+    const closed = new Promise<void>((resolve) =>
+      this.server ? this.server.close(() => resolve()) : resolve(),
+    );
     const deadline = Date.now() + DEFAULTS.closeGraceMs;
-    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, DEFAULTS.closePollMs));
+    while (this.wss.clients.size > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, DEFAULTS.closePollMs));
     for (const ws of this.wss.clients) ws.terminate();
     this.server?.closeAllConnections();
     await closed;

@@ -1,6 +1,16 @@
 import type { WebSocket } from 'ws';
 import * as v from 'valibot';
-import { encodeFrame, decodeFrame, DEREGISTER_CLOSE_REASON, ENTITY_NOT_FOUND, FrameError, jsonCodec, messageBytes, type Ack, type PayloadCodec } from '../../proto/frames.ts';
+import {
+  encodeFrame,
+  decodeFrame,
+  DEREGISTER_CLOSE_REASON,
+  ENTITY_NOT_FOUND,
+  FrameError,
+  jsonCodec,
+  messageBytes,
+  type Ack,
+  type PayloadCodec,
+} from '../../proto/frames.ts';
 import { AGENT_CAPABILITIES } from '../../proto/schemas/handshake.ts';
 import { subjects } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
@@ -68,26 +78,46 @@ export class AgentSession {
   private lastActivity = Date.now();
   private lastPing = 0;
 
-  constructor(private readonly ws: WebSocket, readonly identity: AgentIdentity, private readonly deps: SessionDeps, private readonly codec: PayloadCodec = jsonCodec) {
+  constructor(
+    private readonly ws: WebSocket,
+    readonly identity: AgentIdentity,
+    private readonly deps: SessionDeps,
+    private readonly codec: PayloadCodec = jsonCodec,
+  ) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
     this.entity = entityRef(deps.actors, identity.namespace, identity.agentName);
-    this.checks = new CheckSubscriptions({
-      nats: deps.nats, namespace: identity.namespace, agentName: identity.agentName,
-      deliver: (req) => this.sendCheckRequest(req), log: () => this.log,
-    }, identity.subscriptions);
-    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => this.relay(Buffer.from(m.data)));
+    this.checks = new CheckSubscriptions(
+      {
+        nats: deps.nats,
+        namespace: identity.namespace,
+        agentName: identity.agentName,
+        deliver: (req) => this.sendCheckRequest(req),
+        log: () => this.log,
+      },
+      identity.subscriptions,
+    );
+    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) =>
+      this.relay(Buffer.from(m.data)),
+    );
     ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
-    ws.on('pong', () => { this.lastActivity = Date.now(); });
+    ws.on('pong', () => {
+      this.lastActivity = Date.now();
+    });
     ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
     ws.on('close', (code, reason) => this.onClose(code, reason.toString()));
     void this.sendEntityConfig();
   }
 
-  private get ackRetry(): boolean { return this.identity.capabilities.includes(AGENT_CAPABILITIES.ackRetry); }
+  private get ackRetry(): boolean {
+    return this.identity.capabilities.includes(AGENT_CAPABILITIES.ackRetry);
+  }
 
   /** Made on first use: most sessions never log, and 10,000 child loggers are memory for nothing. */
   private get log(): Logger {
-    return (this.logger ??= this.deps.log.child({ namespace: this.origin.namespace, agent: this.origin.name }));
+    return (this.logger ??= this.deps.log.child({
+      namespace: this.origin.namespace,
+      agent: this.origin.name,
+    }));
   }
 
   private onMessage(data: Buffer, _isBinary: boolean): void {
@@ -102,8 +132,10 @@ export class AgentSession {
       return;
     }
     switch (type) {
-      case 'keepalive': return this.onKeepalive(body);
-      case 'event': return this.onEvent(body);
+      case 'keepalive':
+        return this.onKeepalive(body);
+      case 'event':
+        return this.onEvent(body);
       default:
         this.log.warn('ignoring a frame agents do not send', { type });
     }
@@ -111,10 +143,16 @@ export class AgentSession {
 
   private onKeepalive(body: unknown): void {
     const r = v.safeParse(KeepaliveEvent, body);
-    if (!r.success) { this.reject(`invalid keepalive: ${describeIssues(r.issues)}`); return; }
+    if (!r.success) {
+      this.reject(`invalid keepalive: ${describeIssues(r.issues)}`);
+      return;
+    }
     const msg: KeepaliveMsg = { origin: this.origin, event: r.output };
-    this.track(this.entity.ask('keepalive', msg, { msgId: r.output.id })
-      .catch((err) => this.log.warn('keepalive not recorded', { error: (err as Error).message })));
+    this.track(
+      this.entity
+        .ask('keepalive', msg, { msgId: r.output.id })
+        .catch((err) => this.log.warn('keepalive not recorded', { error: (err as Error).message })),
+    );
   }
 
   private onEvent(body: unknown): void {
@@ -123,37 +161,61 @@ export class AgentSession {
     if (!r.success || !id) {
       const reason = r.success ? 'event has no id' : `invalid event: ${describeIssues(r.issues)}`;
       // An event we can name is refused for good (the agent drops it); one we cannot is a broken peer.
-      if (id) this.ack({ id, ok: false, code: 'invalid', message: reason }); else this.reject(reason);
+      if (id) this.ack({ id, ok: false, code: 'invalid', message: reason });
+      else this.reject(reason);
       return;
     }
     const route = routeAgentEvent(r.output, this.origin);
-    if (route.kind === 'invalid') { this.ack({ id, ok: false, code: 'invalid', message: route.message }); return; }
-    if (route.kind === 'store' && route.proxy && this.deps.entityLimit?.refuses(this.origin.namespace, route.proxy)) {
+    if (route.kind === 'invalid') {
+      this.ack({ id, ok: false, code: 'invalid', message: route.message });
+      return;
+    }
+    if (
+      route.kind === 'store' &&
+      route.proxy &&
+      this.deps.entityLimit?.refuses(this.origin.namespace, route.proxy)
+    ) {
       this.ack({ id, ok: false, code: 'payment_required', message: ENTITY_LIMIT_MESSAGE });
       return;
     }
     if (route.kind === 'metrics-only') {
       // Acknowledged once its job is durable (or at once when nothing handles it); never stored.
       // The agent speaks for its own entity only, whatever the event's copy says.
-      const entity = { entity_class: 'agent' as const, ...r.output.entity, metadata: { ...r.output.entity?.metadata, name: this.origin.name, namespace: this.origin.namespace } };
-      const queued = this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ?? Promise.resolve(false);
-      this.track(queued.then(
-        (handled) => { this.log.debug('metrics event accepted', { id, handled, ...route.summary }); this.ack({ id, ok: true }); },
-        (err) => this.notStored(id, 'metrics event not queued; the agent will resend it', err as Error),
-      ));
+      const entity = {
+        entity_class: 'agent' as const,
+        ...r.output.entity,
+        metadata: { ...r.output.entity?.metadata, name: this.origin.name, namespace: this.origin.namespace },
+      };
+      const queued =
+        this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ??
+        Promise.resolve(false);
+      this.track(
+        queued.then(
+          (handled) => {
+            this.log.debug('metrics event accepted', { id, handled, ...route.summary });
+            this.ack({ id, ok: true });
+          },
+          (err) => this.notStored(id, 'metrics event not queued; the agent will resend it', err as Error),
+        ),
+      );
       return;
     }
     // Its own entity, or the proxy entity it names: the message's origin.
     const target = entityRef(this.deps.actors, route.msg.origin.namespace, route.msg.origin.name);
-    this.track(target.ask('event', route.msg, { msgId: id, deadlineMs: DEFAULTS.eventDeadlineMs }).then(
-      () => this.ack({ id, ok: true }),
-      (err) => {
-        const code = err instanceof ActorError ? err.code : 'internal';
-        // A permanent refusal is final; anything else the agent resends with the same id.
-        if (code === 'invalid' || code === 'not_found') { this.ack({ id, ok: false, code, message: (err as Error).message }); return; }
-        this.notStored(id, 'event not stored; the agent will resend it', err as Error);
-      },
-    ));
+    this.track(
+      target.ask('event', route.msg, { msgId: id, deadlineMs: DEFAULTS.eventDeadlineMs }).then(
+        () => this.ack({ id, ok: true }),
+        (err) => {
+          const code = err instanceof ActorError ? err.code : 'internal';
+          // A permanent refusal is final; anything else the agent resends with the same id.
+          if (code === 'invalid' || code === 'not_found') {
+            this.ack({ id, ok: false, code, message: (err as Error).message });
+            return;
+          }
+          this.notStored(id, 'event not stored; the agent will resend it', err as Error);
+        },
+      ),
+    );
   }
 
   /**
@@ -172,10 +234,16 @@ export class AgentSession {
   /** Counts work in flight and pauses reading from the agent while too much is pending. */
   private track(p: Promise<unknown>): void {
     this.inFlight++;
-    if (this.inFlight >= DEFAULTS.maxInFlight && !this.paused) { this.paused = true; this.ws.pause(); }
+    if (this.inFlight >= DEFAULTS.maxInFlight && !this.paused) {
+      this.paused = true;
+      this.ws.pause();
+    }
     void p.finally(() => {
       this.inFlight--;
-      if (this.paused && this.inFlight < DEFAULTS.maxInFlight / 2 && !this.closed) { this.paused = false; this.ws.resume(); }
+      if (this.paused && this.inFlight < DEFAULTS.maxInFlight / 2 && !this.closed) {
+        this.paused = false;
+        this.ws.resume();
+      }
     });
   }
 
@@ -194,7 +262,10 @@ export class AgentSession {
     try {
       const frame = decodeFrame(data);
       if (frame.type === 'entity_config') this.followEntityConfig(jsonCodec.decode(frame.payload));
-      if (this.codec === jsonCodec) { this.ws.send(data); return; }
+      if (this.codec === jsonCodec) {
+        this.ws.send(data);
+        return;
+      }
       this.ws.send(encodeFrame(frame.type, this.codec.encode(jsonCodec.decode(frame.payload), frame.type)));
     } catch (err) {
       this.log.warn('dropping a malformed direct message', { error: (err as Error).message });
@@ -206,7 +277,10 @@ export class AgentSession {
     try {
       const entity = await this.entity.ask('get', null);
       if (entity && !this.pushedConfig) this.checks.set(subscriptionsOfEntityConfig(entity));
-      if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND, 'entity_config')));
+      if (this.ws.readyState === this.ws.OPEN)
+        this.ws.send(
+          encodeFrame('entity_config', this.codec.encode(entity ?? ENTITY_NOT_FOUND, 'entity_config')),
+        );
     } catch (err) {
       this.log.warn('entity config not sent', { error: (err as Error).message });
     }
@@ -226,17 +300,26 @@ export class AgentSession {
     // the next one on the next interval anyway.
     if (this.ws.bufferedAmount > DEFAULTS.maxBufferedBytes) {
       // One warning per stall, not one per request: a fan-out storm must not flood the log.
-      if (this.droppedChecks++ === 0) this.log.warn('dropping check requests: the agent is not reading', { check: req.config.metadata.name, buffered: this.ws.bufferedAmount });
+      if (this.droppedChecks++ === 0)
+        this.log.warn('dropping check requests: the agent is not reading', {
+          check: req.config.metadata.name,
+          buffered: this.ws.bufferedAmount,
+        });
       return;
     }
     if (this.droppedChecks > 0) {
-      this.log.warn('the agent reads again; check requests were dropped meanwhile', { dropped: this.droppedChecks });
+      this.log.warn('the agent reads again; check requests were dropped meanwhile', {
+        dropped: this.droppedChecks,
+      });
       this.droppedChecks = 0;
     }
     try {
       this.ws.send(checkRequestFrame(req, this.codec));
     } catch (err) {
-      this.log.warn('dropping a check request that cannot be encoded', { check: req.config.metadata.name, error: (err as Error).message });
+      this.log.warn('dropping a check request that cannot be encoded', {
+        check: req.config.metadata.name,
+        error: (err as Error).message,
+      });
     }
   }
 
@@ -247,8 +330,13 @@ export class AgentSession {
     this.checks.close();
     // The actor deregisters only an entity stored with `deregister: true`; any other goodbye is a no-op.
     if (code === 1000 && reason === DEREGISTER_CLOSE_REASON) {
-      void this.entity.ask('deregister', null)
-        .catch((err) => this.log.warn('deregistration failed; the keepalive timeout will retry it', { error: (err as Error).message }));
+      void this.entity
+        .ask('deregister', null)
+        .catch((err) =>
+          this.log.warn('deregistration failed; the keepalive timeout will retry it', {
+            error: (err as Error).message,
+          }),
+        );
     }
     this.log.info('agent disconnected', { code });
   }
@@ -259,7 +347,13 @@ export class AgentSession {
    */
   heartbeat(now: number, periodMs: number): void {
     const quiet = now - this.lastActivity;
-    if (quiet > DEFAULTS.silentPeriods * periodMs) { this.ws.terminate(); return; }
-    if (quiet > periodMs && now - this.lastPing > periodMs) { this.lastPing = now; this.ws.ping(); }
+    if (quiet > DEFAULTS.silentPeriods * periodMs) {
+      this.ws.terminate();
+      return;
+    }
+    if (quiet > periodMs && now - this.lastPing > periodMs) {
+      this.lastPing = now;
+      this.ws.ping();
+    }
   }
 }

@@ -23,7 +23,10 @@ interface CheckSubscriptionsDeps {
 }
 
 /** The subscriptions a session listens to: the given ones plus the agent's own `entity:<name>`. */
-export function effectiveSubscriptions(agentName: string, list: readonly string[] | null | undefined): string[] {
+export function effectiveSubscriptions(
+  agentName: string,
+  list: readonly string[] | null | undefined,
+): string[] {
   return [...new Set([...(list ?? []).filter((s) => s !== ''), `entity:${agentName}`])];
 }
 
@@ -37,7 +40,8 @@ export function subscriptionsOfEntityConfig(value: unknown): string[] | undefine
   return r.output.subscriptions ?? [];
 }
 
-type Decoded = { ok: true; req: CheckRequest } | { ok: false; message: string; fields: Record<string, unknown> };
+type Decoded =
+  { ok: true; req: CheckRequest } | { ok: false; message: string; fields: Record<string, unknown> };
 
 // A fan-out request reaches every session of a node one after the other, as separate copies of the
 // same bytes: remembering the last payload decodes and validates it once per node, not once per
@@ -52,9 +56,19 @@ function decodeRequest(data: Uint8Array): { decoded: Decoded; repeat: boolean } 
   try {
     body = JSON.parse(raw.toString('utf8'));
     const r = v.safeParse(CheckRequest, body);
-    decoded = r.success ? { ok: true, req: r.output } : { ok: false, message: 'dropping an invalid check request', fields: { error: describeIssues(r.issues) } };
+    decoded = r.success
+      ? { ok: true, req: r.output }
+      : {
+          ok: false,
+          message: 'dropping an invalid check request',
+          fields: { error: describeIssues(r.issues) },
+        };
   } catch {
-    decoded = { ok: false, message: 'dropping a check request that is not JSON', fields: { bytes: raw.length } };
+    decoded = {
+      ok: false,
+      message: 'dropping a check request that is not JSON',
+      fields: { bytes: raw.length },
+    };
   }
   last = { raw: Buffer.from(raw), decoded };
   return { decoded, repeat: false };
@@ -76,11 +90,16 @@ export class CheckSubscriptions {
   private readonly active = new Map<string, Sub[]>();
   private closed = false;
 
-  constructor(private readonly deps: CheckSubscriptionsDeps, initial: readonly string[]) {
+  constructor(
+    private readonly deps: CheckSubscriptionsDeps,
+    initial: readonly string[],
+  ) {
     this.set(initial);
   }
 
-  get names(): string[] { return [...this.active.keys()]; }
+  get names(): string[] {
+    return [...this.active.keys()];
+  }
 
   /** Subscribes the new names and unsubscribes the removed ones; `entity:<name>` always stays. */
   set(list: readonly string[] | null | undefined): void {
@@ -114,7 +133,10 @@ export class CheckSubscriptions {
   private onMessage(subscription: string, data: Uint8Array): void {
     if (this.closed) return;
     const { decoded, repeat } = decodeRequest(data);
-    if (decoded.ok) { this.deps.deliver(decoded.req); return; }
+    if (decoded.ok) {
+      this.deps.deliver(decoded.req);
+      return;
+    }
     const log = this.deps.log();
     if (repeat) log.debug(decoded.message, { subscription, ...decoded.fields });
     else log.warn(decoded.message, { subscription, ...decoded.fields });

@@ -8,7 +8,10 @@ import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
 
-export interface SilencedExpiry { defaultSec: number; maxSec: number }
+export interface SilencedExpiry {
+  defaultSec: number;
+  maxSec: number;
+}
 
 /** What the API's routes work with; one instance per node. */
 import type { PipelineQueue } from '../../actors/pipeline/queue.ts';

@@ -5,7 +5,13 @@ import type { ActorError } from '../../actors/runtime/types.ts';
 
 /** An API failure with its error kind; the app's error handler turns it into `{message, code}`. */
 export class ApiError extends Error {
-  constructor(readonly kind: ErrorKind, message: string) { super(message); this.name = 'ApiError'; }
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
 }
 
 export const sendError = (c: Context, kind: ErrorKind, message: string) =>
@@ -18,10 +24,15 @@ export const sendError = (c: Context, kind: ErrorKind, message: string) =>
 export function kindOfActorError(err: ActorError): ErrorKind {
   // The code came over the wire, so it may be one this node does not know.
   switch (err.code as string) {
-    case 'not_found': return 'not_found';
-    case 'invalid': return 'invalid_argument';
-    case 'conflict': return 'already_exists';
-    case 'unavailable': return 'unavailable';
-    default: return 'internal';
+    case 'not_found':
+      return 'not_found';
+    case 'invalid':
+      return 'invalid_argument';
+    case 'conflict':
+      return 'already_exists';
+    case 'unavailable':
+      return 'unavailable';
+    default:
+      return 'internal';
   }
 }

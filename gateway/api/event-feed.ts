@@ -23,22 +23,33 @@ const parsedOf = new WeakMap<EventChange, unknown>();
 function parsed(change: EventChange): unknown {
   if (!parsedOf.has(change)) {
     let v: unknown = null;
-    try { v = JSON.parse(change.json ?? 'null'); } catch { /* stored text is ours; a bad one matches nothing */ }
+    try {
+      v = JSON.parse(change.json ?? 'null');
+    } catch {
+      /* stored text is ours; a bad one matches nothing */
+    }
     parsedOf.set(change, v);
   }
   return parsedOf.get(change);
 }
 function dataOf(change: EventChange): string {
-  if (change.op === 'delete') return JSON.stringify({ namespace: change.namespace, entity: change.entity, check: change.check });
+  if (change.op === 'delete')
+    return JSON.stringify({ namespace: change.namespace, entity: change.entity, check: change.check });
   let text = shown.get(change);
-  if (text === undefined) { text = redactJsonText(change.json ?? 'null', 'event', () => parsed(change)); shown.set(change, text); }
+  if (text === undefined) {
+    text = redactJsonText(change.json ?? 'null', 'event', () => parsed(change));
+    shown.set(change, text);
+  }
   return text;
 }
 
 const encoder = new TextEncoder();
 /** One SSE message; stored JSON has no raw newlines, but a multi-line data is split as SSE requires. */
 function message(event: string, data: string, id?: number): Uint8Array {
-  const lines = data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('');
+  const lines = data
+    .split(/\r\n|\r|\n/)
+    .map((l) => `data: ${l}\n`)
+    .join('');
   return encoder.encode(`event: ${event}\n${id !== undefined ? `id: ${id}\n` : ''}${lines}\n`);
 }
 
@@ -52,10 +63,15 @@ export class EventFeed {
   constructor(
     private readonly model: ChangeSource,
     private readonly log: Logger,
-    private readonly limits: { queueCap: number; heartbeatMs: number } = { queueCap: STREAM_QUEUE_CAP, heartbeatMs: HEARTBEAT_MS },
+    private readonly limits: { queueCap: number; heartbeatMs: number } = {
+      queueCap: STREAM_QUEUE_CAP,
+      heartbeatMs: HEARTBEAT_MS,
+    },
   ) {}
 
-  get openCount(): number { return this.closers.size; }
+  get openCount(): number {
+    return this.closers.size;
+  }
 
   /** The body of an SSE response: a comment at once (so headers go out), then matching changes. */
   open(filter: StreamFilter, who: Record<string, unknown>): ReadableStream<Uint8Array> {
@@ -70,41 +86,68 @@ export class EventFeed {
       this.closers.delete(close);
     };
     let close = () => {};
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        close = () => { cleanup(); try { controller.close(); } catch { /* already closed */ } };
-        this.closers.add(close);
-        const send = (chunk: Uint8Array) => {
-          if (closed) return;
-          // desiredSize is the cap less what waits for the client: past it the client is too slow.
-          if ((controller.desiredSize ?? 0) < chunk.byteLength) {
-            this.log.warn('event stream closed: client too slow', { ...who, queuedBytes: this.limits.queueCap - (controller.desiredSize ?? 0) });
-            controller.enqueue(message('error', JSON.stringify(errorBody('unavailable', 'the client reads too slowly; stream closed'))));
-            close();
-            return;
-          }
-          controller.enqueue(chunk);
-        };
-        send(encoder.encode(': stream of event changes\n\n'));
-        heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), this.limits.heartbeatMs);
-        heartbeat.unref();
-        unsubscribe = this.model.onEventChange((change) => {
-          if (!filter.accept(change, () => parsed(change))) return;
-          send(message(change.op, dataOf(change), change.revision));
-        });
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          close = () => {
+            cleanup();
+            try {
+              controller.close();
+            } catch {
+              /* already closed */
+            }
+          };
+          this.closers.add(close);
+          const send = (chunk: Uint8Array) => {
+            if (closed) return;
+            // desiredSize is the cap less what waits for the client: past it the client is too slow.
+            if ((controller.desiredSize ?? 0) < chunk.byteLength) {
+              this.log.warn('event stream closed: client too slow', {
+                ...who,
+                queuedBytes: this.limits.queueCap - (controller.desiredSize ?? 0),
+              });
+              controller.enqueue(
+                message(
+                  'error',
+                  JSON.stringify(errorBody('unavailable', 'the client reads too slowly; stream closed')),
+                ),
+              );
+              close();
+              return;
+            }
+            controller.enqueue(chunk);
+          };
+          send(encoder.encode(': stream of event changes\n\n'));
+          heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), this.limits.heartbeatMs);
+          heartbeat.unref();
+          unsubscribe = this.model.onEventChange((change) => {
+            if (!filter.accept(change, () => parsed(change))) return;
+            send(message(change.op, dataOf(change), change.revision));
+          });
+        },
+        cancel: () => cleanup(),
       },
-      cancel: () => cleanup(),
-    }, { highWaterMark: this.limits.queueCap, size: (chunk) => chunk.byteLength });
+      { highWaterMark: this.limits.queueCap, size: (chunk) => chunk.byteLength },
+    );
   }
 
   /** Ends every open stream (the API server is stopping). */
-  closeAll(): void { for (const close of [...this.closers]) close(); }
+  closeAll(): void {
+    for (const close of [...this.closers]) close();
+  }
 
   /** `monitor_api_event_streams_open` on the node's registry (once per registry). */
   register(registry: Registry): void {
     const name = 'monitor_api_event_streams_open';
     if (registry.getSingleMetric(name)) return;
     const read = () => this.openCount;
-    new Gauge({ name, help: 'Live event streams open on this node', registers: [registry], collect() { this.set(read()); } });
+    new Gauge({
+      name,
+      help: 'Live event streams open on this node',
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 }

@@ -11,11 +11,20 @@ import { ApiError } from './errors.ts';
 /** The request body as JSON: 400 for anything that is not a JSON object. */
 export async function readJson(c: Context): Promise<Record<string, unknown>> {
   let text: string;
-  try { text = await c.req.text(); } catch { throw new ApiError('invalid_argument', 'could not read the request body'); }
+  try {
+    text = await c.req.text();
+  } catch {
+    throw new ApiError('invalid_argument', 'could not read the request body');
+  }
   if (!text.trim()) throw new ApiError('invalid_argument', 'the request body is empty');
   let body: unknown;
-  try { body = JSON.parse(text); } catch (err) { throw new ApiError('invalid_argument', `malformed JSON: ${(err as Error).message}`); }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_argument', 'the request body must be a JSON object');
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new ApiError('invalid_argument', `malformed JSON: ${(err as Error).message}`);
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new ApiError('invalid_argument', 'the request body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
@@ -25,7 +34,12 @@ export async function readJson(c: Context): Promise<Record<string, unknown>> {
  */
 export function unwrap(body: Record<string, unknown>): Record<string, unknown> {
   const spec = body.spec;
-  if (spec && typeof spec === 'object' && !Array.isArray(spec) && (typeof body.type === 'string' || typeof body.api_version === 'string')) {
+  if (
+    spec &&
+    typeof spec === 'object' &&
+    !Array.isArray(spec) &&
+    (typeof body.type === 'string' || typeof body.api_version === 'string')
+  ) {
     const inner = spec as Record<string, unknown>;
     return { ...inner, metadata: body.metadata ?? inner.metadata };
   }
@@ -33,7 +47,11 @@ export function unwrap(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Validates with the resource's schema: 400 naming the first problems. */
-export function validate<S extends v.GenericSchema>(schema: S, body: unknown, what: string): v.InferOutput<S> {
+export function validate<S extends v.GenericSchema>(
+  schema: S,
+  body: unknown,
+  what: string,
+): v.InferOutput<S> {
   const r = v.safeParse(schema, body);
   if (!r.success) throw new ApiError('invalid_argument', `invalid ${what}: ${describeIssues(r.issues)}`);
   return r.output;
@@ -44,7 +62,10 @@ export function authorize(c: Context<ApiEnv>, svc: ApiServices, access: Access):
   const s = c.get('subject');
   if (svc.authz.allowed(s, access)) return;
   const where = access.namespace ? ` in namespace "${access.namespace}"` : '';
-  throw new ApiError('permission_denied', `user "${s.username}" may not ${access.verb} ${access.resource}${access.name ? ` "${access.name}"` : ''}${where}`);
+  throw new ApiError(
+    'permission_denied',
+    `user "${s.username}" may not ${access.verb} ${access.resource}${access.name ? ` "${access.name}"` : ''}${where}`,
+  );
 }
 
 /** A strong ETag of a JSON body. */
@@ -62,7 +83,23 @@ export function sendOne(c: Context, value: unknown): Response {
 export function checkPreconditions(c: Context, current: unknown): void {
   const etag = etagOf(JSON.stringify(current));
   const ifMatch = c.req.header('If-Match');
-  if (ifMatch && ifMatch !== '*' && !ifMatch.split(',').map((s) => s.trim()).includes(etag)) throw new ApiError('precondition_failed', 'the resource changed (If-Match)');
+  if (
+    ifMatch &&
+    ifMatch !== '*' &&
+    !ifMatch
+      .split(',')
+      .map((s) => s.trim())
+      .includes(etag)
+  )
+    throw new ApiError('precondition_failed', 'the resource changed (If-Match)');
   const ifNone = c.req.header('If-None-Match');
-  if (ifNone && (ifNone === '*' || ifNone.split(',').map((s) => s.trim()).includes(etag))) throw new ApiError('precondition_failed', 'the resource matches If-None-Match');
+  if (
+    ifNone &&
+    (ifNone === '*' ||
+      ifNone
+        .split(',')
+        .map((s) => s.trim())
+        .includes(etag))
+  )
+    throw new ApiError('precondition_failed', 'the resource matches If-None-Match');
 }

@@ -18,6 +18,7 @@ export async function writeMessageId(c: Context<ApiEnv>): Promise<string | undef
   // Hono keeps the body it read, so this is the text the route parsed.
   const body = await c.req.text().catch(() => '');
   const h = createHash('sha256');
-  for (const part of [c.get('subject').username, c.req.method, c.req.path, key, body]) h.update(part).update('\u0000');
+  for (const part of [c.get('subject').username, c.req.method, c.req.path, key, body])
+    h.update(part).update('\u0000');
   return `idem-${h.digest('base64url').slice(0, 32)}`;
 }

@@ -27,15 +27,30 @@ function* filter<T>(items: Iterable<T>, keep: (t: T) => boolean): Generator<T> {
 }
 
 /** One page of a list in namespace `ns` (undefined: a cluster-wide resource); 403 unless the subject may list there. */
-export function listIn<T>(c: Context<ApiEnv>, svc: ApiServices, l: Listing<T>, ns: string | undefined, items: ItemsAfter<T>): T[] {
+export function listIn<T>(
+  c: Context<ApiEnv>,
+  svc: ApiServices,
+  l: Listing<T>,
+  ns: string | undefined,
+  items: ItemsAfter<T>,
+): T[] {
   authorize(c, svc, { verb: 'list', resource: l.resource, namespace: ns });
   return selectedPage(c, l, items);
 }
 
 /** One page of a list across namespaces: it holds only what is in namespaces the subject may list in, and never refuses. */
-export function listAcross<T>(c: Context<ApiEnv>, svc: ApiServices, l: Listing<T>, items: ItemsAfter<T>): T[] {
+export function listAcross<T>(
+  c: Context<ApiEnv>,
+  svc: ApiServices,
+  l: Listing<T>,
+  items: ItemsAfter<T>,
+): T[] {
   const s = c.get('subject');
-  return selectedPage(c, l, (after) => filter(items(after), (i) => svc.authz.allowed(s, { verb: 'list', resource: l.resource, namespace: l.namespaceOf(i) })));
+  return selectedPage(c, l, (after) =>
+    filter(items(after), (i) =>
+      svc.authz.allowed(s, { verb: 'list', resource: l.resource, namespace: l.namespaceOf(i) }),
+    ),
+  );
 }
 
 function selectedPage<T>(c: Context<ApiEnv>, l: Listing<T>, items: ItemsAfter<T>): T[] {

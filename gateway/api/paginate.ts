@@ -4,20 +4,25 @@ import { ApiError } from './errors.ts';
 /** Response header carrying the token of the next page; absent on the last page. */
 export const CONTINUE_HEADER = 'Monitor-Continue';
 
-interface Paging { limit: number; after?: string }
+interface Paging {
+  limit: number;
+  after?: string;
+}
 
 /** Reads `limit` and `continue`: 400 for a bad limit or a token that is not ours. */
 export function pagingOf(c: Context): Paging {
   const rawLimit = c.req.query('limit');
   let limit = 0;
   if (rawLimit !== undefined && rawLimit !== '') {
-    if (!/^\d+$/.test(rawLimit)) throw new ApiError('invalid_argument', `limit must be a whole number, not "${rawLimit}"`);
+    if (!/^\d+$/.test(rawLimit))
+      throw new ApiError('invalid_argument', `limit must be a whole number, not "${rawLimit}"`);
     limit = Number(rawLimit);
   }
   const token = c.req.query('continue');
   if (!token) return { limit };
   const after = Buffer.from(token, 'base64url').toString('utf8');
-  if (!after || Buffer.from(after, 'utf8').toString('base64url') !== token) throw new ApiError('invalid_argument', 'invalid continue token');
+  if (!after || Buffer.from(after, 'utf8').toString('base64url') !== token)
+    throw new ApiError('invalid_argument', 'invalid continue token');
   return { limit, after };
 }
 

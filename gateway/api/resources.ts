@@ -10,7 +10,11 @@ import { ApiError } from './errors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
-interface StoreContext { subject: Subject; now: number; silencedExpiry?: SilencedExpiry }
+interface StoreContext {
+  subject: Subject;
+  now: number;
+  silencedExpiry?: SilencedExpiry;
+}
 
 /** How one configuration resource kept in etcd is named, validated, stored and shown. */
 export interface ConfigResource {
@@ -30,8 +34,13 @@ export interface ConfigResource {
 
 const metaName = (b: Body) => (typeof b.metadata?.name === 'string' ? b.metadata.name : undefined);
 
-const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced = true): ConfigResource =>
-  ({ plural, type, namespaced, schema, nameOf: metaName });
+const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced = true): ConfigResource => ({
+  plural,
+  type,
+  namespaced,
+  schema,
+  nameOf: metaName,
+});
 
 /**
  * Puts the URL's name and namespace into the body's metadata; a body that names another one is a
@@ -40,11 +49,19 @@ const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced
 export function placeInUrl(body: Body, name: string | undefined, ns: string | undefined): Body {
   const meta = { ...(body.metadata ?? {}) };
   if (name !== undefined) {
-    if (meta.name !== undefined && meta.name !== name) throw new ApiError('invalid_argument', `the name in the body ("${String(meta.name)}") differs from the URL ("${name}")`);
+    if (meta.name !== undefined && meta.name !== name)
+      throw new ApiError(
+        'invalid_argument',
+        `the name in the body ("${String(meta.name)}") differs from the URL ("${name}")`,
+      );
     meta.name = name;
   }
   if (ns !== undefined) {
-    if (meta.namespace !== undefined && meta.namespace !== ns) throw new ApiError('invalid_argument', `the namespace in the body ("${String(meta.namespace)}") differs from the URL ("${ns}")`);
+    if (meta.namespace !== undefined && meta.namespace !== ns)
+      throw new ApiError(
+        'invalid_argument',
+        `the namespace in the body ("${String(meta.namespace)}") differs from the URL ("${ns}")`,
+      );
     meta.namespace = ns;
   }
   return { ...body, metadata: meta };
@@ -57,14 +74,31 @@ export const silencedResource: ConfigResource = {
   type: 'Silenced',
   namespaced: true,
   schema: Silenced,
-  nameOf: (b) => metaName(b) ?? (b.subscription || b.check ? silencedName(b as { subscription?: string; check?: string }) : undefined),
+  nameOf: (b) =>
+    metaName(b) ??
+    (b.subscription || b.check ? silencedName(b as { subscription?: string; check?: string }) : undefined),
   toStored(value, { subject, now, silencedExpiry }) {
-    const s = value as Body & { subscription?: string; check?: string; begin?: number; expire?: number; creator?: string; expire_at?: number };
+    const s = value as Body & {
+      subscription?: string;
+      check?: string;
+      begin?: number;
+      expire?: number;
+      creator?: string;
+      expire_at?: number;
+    };
     const name = silencedName(s);
-    if (s.metadata?.name !== undefined && s.metadata.name !== name) throw new ApiError('invalid_argument', `a silenced entry for ${name} must be named "${name}"`);
+    if (s.metadata?.name !== undefined && s.metadata.name !== name)
+      throw new ApiError('invalid_argument', `a silenced entry for ${name} must be named "${name}"`);
     const begin = s.begin ?? Math.floor(now / 1000);
     const expire = silencedExpire(s.expire, silencedExpiry);
-    return { ...s, metadata: { ...s.metadata, name }, begin, expire, creator: s.creator ?? subject.username, expire_at: expire > 0 ? begin + expire : 0 };
+    return {
+      ...s,
+      metadata: { ...s.metadata, name },
+      begin,
+      expire,
+      creator: s.creator ?? subject.username,
+      expire_at: expire > 0 ? begin + expire : 0,
+    };
   },
   // expire counts from begin, so a future entry lives until begin + expire; at least 1 s.
   leaseTtl(stored, now) {
@@ -85,7 +119,8 @@ export function silencedExpire(expire: number | undefined, limits: SilencedExpir
   if (max > 0) {
     if (e > max) throw new ApiError('invalid_argument', `expire ${e} is over the maximum of ${max} seconds`);
     if (e <= 0) {
-      if (expire !== undefined) throw new ApiError('invalid_argument', `a silenced entry must expire within ${max} seconds`);
+      if (expire !== undefined)
+        throw new ApiError('invalid_argument', `a silenced entry must expire within ${max} seconds`);
       e = max;
     }
   }

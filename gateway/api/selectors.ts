@@ -6,7 +6,12 @@ import { ApiError } from './errors.ts';
 // list may also be a field holding an array: `linux in entity.subscriptions`.
 
 type Op = '==' | '!=' | 'in' | 'notin' | 'matches';
-interface Clause { left: string; op: Op; values: string[]; rightIsField: boolean }
+interface Clause {
+  left: string;
+  op: Op;
+  values: string[];
+  rightIsField: boolean;
+}
 
 type Predicate = (obj: unknown) => boolean;
 
@@ -14,12 +19,25 @@ const unquote = (s: string) => s.trim().replace(/^(['"])(.*)\1$/, '$2');
 
 function parseClause(text: string, kind: string): Clause {
   const m = /^\s*(.+?)\s*(==|!=|\bnotin\b|\bin\b|\bmatches\b)\s*(.*?)\s*$/.exec(text);
-  if (!m || !m[1] || m[3] === undefined || m[3] === '') throw new ApiError('invalid_argument', `invalid ${kind} "${text.trim()}": expected <key> <op> <value> with op ==, !=, in, notin or matches`);
+  if (!m || !m[1] || m[3] === undefined || m[3] === '')
+    throw new ApiError(
+      'invalid_argument',
+      `invalid ${kind} "${text.trim()}": expected <key> <op> <value> with op ==, !=, in, notin or matches`,
+    );
   const op = m[2] as Op;
   const right = m[3];
   if (op === 'in' || op === 'notin') {
     const list = /^[([](.*)[)\]]$/.exec(right);
-    if (list) return { left: unquote(m[1]), op, values: list[1]!.split(',').map(unquote).filter((s) => s !== ''), rightIsField: false };
+    if (list)
+      return {
+        left: unquote(m[1]),
+        op,
+        values: list[1]!
+          .split(',')
+          .map(unquote)
+          .filter((s) => s !== ''),
+        rightIsField: false,
+      };
     return { left: unquote(m[1]), op, values: [right.trim()], rightIsField: true };
   }
   return { left: unquote(m[1]), op, values: [unquote(right)], rightIsField: false };
@@ -45,7 +63,8 @@ function fieldValue(obj: unknown, path: string, resourceWord: string): unknown {
   return cur;
 }
 
-const str = (x: unknown) => (x === undefined || x === null ? '' : typeof x === 'object' ? JSON.stringify(x) : String(x));
+const str = (x: unknown) =>
+  x === undefined || x === null ? '' : typeof x === 'object' ? JSON.stringify(x) : String(x);
 
 function test(clause: Clause, read: (key: string) => unknown): boolean {
   if (clause.rightIsField) {
@@ -56,11 +75,16 @@ function test(clause: Clause, read: (key: string) => unknown): boolean {
   const actual = read(clause.left);
   const values = Array.isArray(actual) ? actual.map(str) : [str(actual)];
   switch (clause.op) {
-    case '==': return values.includes(clause.values[0]!);
-    case '!=': return !values.includes(clause.values[0]!);
-    case 'in': return values.some((x) => clause.values.includes(x));
-    case 'notin': return !values.some((x) => clause.values.includes(x));
-    case 'matches': return values.some((x) => x.includes(clause.values[0]!));
+    case '==':
+      return values.includes(clause.values[0]!);
+    case '!=':
+      return !values.includes(clause.values[0]!);
+    case 'in':
+      return values.some((x) => clause.values.includes(x));
+    case 'notin':
+      return !values.some((x) => clause.values.includes(x));
+    case 'matches':
+      return values.some((x) => x.includes(clause.values[0]!));
   }
 }
 
@@ -68,7 +92,11 @@ function test(clause: Clause, read: (key: string) => unknown): boolean {
  * The filter the request's selectors ask for, or undefined when there are none. `labelsOf` gives the
  * labels a label selector sees; `resourceWord` is the optional first word of field paths.
  */
-export function selectorOf(c: Context, resourceWord: string, labelsOf: (obj: unknown) => Record<string, string> | undefined): Predicate | undefined {
+export function selectorOf(
+  c: Context,
+  resourceWord: string,
+  labelsOf: (obj: unknown) => Record<string, string> | undefined,
+): Predicate | undefined {
   const label = c.req.queries('labelSelector') ?? [];
   const field = c.req.queries('fieldSelector') ?? [];
   if (label.length === 0 && field.length === 0) return undefined;
@@ -76,17 +104,23 @@ export function selectorOf(c: Context, resourceWord: string, labelsOf: (obj: unk
   const fieldClauses = field.flatMap((e) => parse(e, 'fieldSelector'));
   return (obj) => {
     const labels = labelsOf(obj) ?? {};
-    return labelClauses.every((cl) => test(cl, (k) => labels[k]))
-      && fieldClauses.every((cl) => test(cl, (k) => fieldValue(obj, k, resourceWord)));
+    return (
+      labelClauses.every((cl) => test(cl, (k) => labels[k])) &&
+      fieldClauses.every((cl) => test(cl, (k) => fieldValue(obj, k, resourceWord)))
+    );
   };
 }
 
 /** The labels a resource is selected by: its own metadata labels. */
 export const metadataLabels = (obj: unknown): Record<string, string> | undefined =>
-  ((obj as { metadata?: { labels?: Record<string, string> } })?.metadata?.labels) ?? undefined;
+  (obj as { metadata?: { labels?: Record<string, string> } })?.metadata?.labels ?? undefined;
 
 /** Events are selected by the labels of their entity, check and event together. */
 export const eventLabels = (obj: unknown): Record<string, string> => {
-  const e = obj as { metadata?: { labels?: Record<string, string> }; entity?: { metadata?: { labels?: Record<string, string> } }; check?: { metadata?: { labels?: Record<string, string> } } };
+  const e = obj as {
+    metadata?: { labels?: Record<string, string> };
+    entity?: { metadata?: { labels?: Record<string, string> } };
+    check?: { metadata?: { labels?: Record<string, string> } };
+  };
   return { ...e.entity?.metadata?.labels, ...e.check?.metadata?.labels, ...e.metadata?.labels };
 };

@@ -1,5 +1,11 @@
 import { escapeFilter, InvalidCredentialsError, type Client, type Entry } from 'ldapts';
-import { DIRECTORY_SEARCH_DEFAULTS, type AuthProvider, type DirectoryProvider, type DirectoryServer, type SearchSettings } from '../../proto/schemas/resources/authproviders.ts';
+import {
+  DIRECTORY_SEARCH_DEFAULTS,
+  type AuthProvider,
+  type DirectoryProvider,
+  type DirectoryServer,
+  type SearchSettings,
+} from '../../proto/schemas/resources/authproviders.ts';
 import { closeClient, connect, serverUrl } from './ldap-client.ts';
 import type { Subject } from './rbac.ts';
 
@@ -20,7 +26,8 @@ function settings(given: DirectoryServer['user_search'], defaults: SearchSetting
     object_class: given.object_class || defaults.object_class,
     name_attribute: given.name_attribute || defaults.name_attribute,
   };
-  for (const a of [s.attribute, s.name_attribute]) if (!ATTRIBUTE.test(a)) throw new Error(`invalid attribute name ${JSON.stringify(a)}`);
+  for (const a of [s.attribute, s.name_attribute])
+    if (!ATTRIBUTE.test(a)) throw new Error(`invalid attribute name ${JSON.stringify(a)}`);
   return s;
 }
 
@@ -33,8 +40,14 @@ function values(entry: Entry, attribute: string): string[] {
 }
 
 /** The user search filter; for AD a bare name also matches `userPrincipalName` with the default UPN domain. */
-function userFilter(kind: DirectoryProvider['type'], server: DirectoryServer, s: SearchSettings, username: string): string {
-  if (kind !== 'ad') return `(&${escapeFilter`(objectClass=${s.object_class})`}(${s.attribute}=${escapeFilter`${username}`}))`;
+function userFilter(
+  kind: DirectoryProvider['type'],
+  server: DirectoryServer,
+  s: SearchSettings,
+  username: string,
+): string {
+  if (kind !== 'ad')
+    return `(&${escapeFilter`(objectClass=${s.object_class})`}(${s.attribute}=${escapeFilter`${username}`}))`;
   const at = username.indexOf('@');
   const upn = at < 0 && server.default_upn_domain ? `${username}@${server.default_upn_domain}` : username;
   const account = at < 0 ? username : username.slice(0, at);
@@ -47,7 +60,12 @@ function userFilter(kind: DirectoryProvider['type'], server: DirectoryServer, s:
  * One server's answer: the user's group names, or undefined for an unknown user or a wrong password.
  * Without a password (a session refresh) the user is only looked up, not bound as.
  */
-async function askServer(kind: DirectoryProvider['type'], server: DirectoryServer, username: string, password: string | undefined): Promise<{ groups: string[] } | undefined> {
+async function askServer(
+  kind: DirectoryProvider['type'],
+  server: DirectoryServer,
+  username: string,
+  password: string | undefined,
+): Promise<{ groups: string[] } | undefined> {
   const user = settings(server.user_search, DEFAULTS[kind].user);
   const group = settings(server.group_search, DEFAULTS[kind].group);
   const client: Client = await connect(server);
@@ -55,7 +73,10 @@ async function askServer(kind: DirectoryProvider['type'], server: DirectoryServe
     await client.bind(server.binding.user_dn, server.binding.password);
     const found = await client.search(server.user_search.base_dn, {
       // two are enough to know the name is ambiguous (ldapts returns them despite the size limit)
-      scope: 'sub', filter: userFilter(kind, server, user, username), attributes: ['1.1'], sizeLimit: 2,
+      scope: 'sub',
+      filter: userFilter(kind, server, user, username),
+      attributes: ['1.1'],
+      sizeLimit: 2,
     });
     if (found.searchEntries.length !== 1) return undefined;
     const dn = found.searchEntries[0]!.dn;
@@ -74,7 +95,9 @@ async function askServer(kind: DirectoryProvider['type'], server: DirectoryServe
       filter: `(&${escapeFilter`(objectClass=${group.object_class})`}(${group.attribute}=${escapeFilter`${dn}`}))`,
       attributes: [group.name_attribute],
     });
-    return { groups: [...new Set(groups.searchEntries.flatMap((e) => values(e, group.name_attribute).slice(0, 1)))] };
+    return {
+      groups: [...new Set(groups.searchEntries.flatMap((e) => values(e, group.name_attribute).slice(0, 1)))],
+    };
   } finally {
     await closeClient(client);
   }
@@ -94,7 +117,11 @@ const prefixed = (prefix: string | undefined, name: string) => (prefix ? `${pref
  * credentials, an unknown or ambiguous user, or a user outside `allowed_groups` give undefined; when
  * no server answers, an Error naming the provider and the last server error.
  */
-export async function directoryLogin(provider: AuthProvider, username: string, password: string): Promise<Subject | undefined> {
+export async function directoryLogin(
+  provider: AuthProvider,
+  username: string,
+  password: string,
+): Promise<Subject | undefined> {
   if (!password) return undefined; // an empty password would be an anonymous bind
   return ask(provider, username, password);
 }
@@ -107,7 +134,11 @@ export function directoryLookup(provider: AuthProvider, username: string): Promi
   return ask(provider, username, undefined);
 }
 
-async function ask(provider: AuthProvider, username: string, password: string | undefined): Promise<Subject | undefined> {
+async function ask(
+  provider: AuthProvider,
+  username: string,
+  password: string | undefined,
+): Promise<Subject | undefined> {
   if (provider.type !== 'ldap' && provider.type !== 'ad') return undefined;
   if (!username) return undefined;
   let lastError: unknown;
@@ -125,5 +156,7 @@ async function ask(provider: AuthProvider, username: string, password: string | 
     if (allowed.length > 0 && !groups.some((g) => allowed.includes(g))) return undefined;
     return { username: prefixed(provider.spec.username_prefix, username), groups };
   }
-  throw new Error(`authentication provider "${provider.metadata.name}": no directory server answered; last error: ${(lastError as Error)?.message ?? 'none'}`);
+  throw new Error(
+    `authentication provider "${provider.metadata.name}": no directory server answered; last error: ${(lastError as Error)?.message ?? 'none'}`,
+  );
 }

@@ -9,7 +9,10 @@ import { USERS_GROUP } from './seed.ts';
 import { StoredUser } from './users.ts';
 
 /** Who logged in; a directory user also keeps its provider and the name it typed (for refreshes). */
-interface LoggedIn extends Subject { provider?: string; login?: string }
+interface LoggedIn extends Subject {
+  provider?: string;
+  login?: string;
+}
 
 /** Checks a user's credentials against one directory provider; undefined when they do not match. */
 interface Directory {
@@ -19,7 +22,8 @@ interface Directory {
 }
 
 /** Every authenticated subject is also in `system:users`, which lets it read and change itself. */
-export const withUsersGroup = (groups: readonly string[]) => (groups.includes(USERS_GROUP) ? [...groups] : [...groups, USERS_GROUP]);
+export const withUsersGroup = (groups: readonly string[]) =>
+  groups.includes(USERS_GROUP) ? [...groups] : [...groups, USERS_GROUP];
 
 /**
  * Who someone is: local users first (a slow KDF, cached for repeats), then each configured LDAP or
@@ -49,23 +53,41 @@ export class Authenticator {
     const provider = this.config.get<AuthProvider>(configKeys.cluster('authproviders', session.provider));
     if (!provider || !this.directory || !session.login) return undefined;
     const who = await this.directory.lookup(provider, session.login);
-    return who ? { username: who.username, groups: withUsersGroup(who.groups), provider: session.provider, login: session.login } : undefined;
+    return who
+      ? {
+          username: who.username,
+          groups: withUsersGroup(who.groups),
+          provider: session.provider,
+          login: session.login,
+        }
+      : undefined;
   }
 
   async login(username: string, password: string): Promise<LoggedIn | undefined> {
     const stored = v.safeParse(StoredUser, this.config.get(etcdKeys.user(username)));
     if (stored.success) {
       if (stored.output.disabled) return undefined;
-      return (await this.passwords.verify(password, stored.output.password_hash)) ? { username, groups: withUsersGroup(stored.output.groups) } : undefined;
+      return (await this.passwords.verify(password, stored.output.password_hash))
+        ? { username, groups: withUsersGroup(stored.output.groups) }
+        : undefined;
     }
     if (!this.directory || !password) return undefined;
     for (const provider of this.config.list<AuthProvider>(configKeys.prefix('authproviders'))) {
       if (provider.type !== 'ldap' && provider.type !== 'ad') continue;
       try {
         const who = await this.directory.login(provider, username, password);
-        if (who) return { username: who.username, groups: withUsersGroup(who.groups), provider: provider.metadata.name, login: username };
+        if (who)
+          return {
+            username: who.username,
+            groups: withUsersGroup(who.groups),
+            provider: provider.metadata.name,
+            login: username,
+          };
       } catch (err) {
-        this.log.warn('directory login failed', { provider: provider.metadata.name, error: (err as Error).message });
+        this.log.warn('directory login failed', {
+          provider: provider.metadata.name,
+          error: (err as Error).message,
+        });
       }
     }
     return undefined;

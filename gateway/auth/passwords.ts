@@ -1,11 +1,19 @@
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>;
 
 // Passwords are stored as `scrypt$N$r$p$<salt b64>$<hash b64>`: a slow, memory-hard KDF that needs
 // no native addon.
-const N = 1 << 15, R = 8, P = 1, KEYLEN = 32;
+const N = 1 << 15,
+  R = 8,
+  P = 1,
+  KEYLEN = 32;
 const MAXMEM = 128 * N * R * 2;
 
 export async function hashPassword(password: string): Promise<string> {
@@ -31,7 +39,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 export class VerifiedCache {
   private readonly ok = new Map<string, number>();
-  constructor(private readonly ttlMs = 10 * 60_000, private readonly max = 10_000) {}
+  constructor(
+    private readonly ttlMs = 10 * 60_000,
+    private readonly max = 10_000,
+  ) {}
 
   async verify(password: string, stored: string): Promise<boolean> {
     const key = createHash('sha256').update(stored).update('\u0000').update(password).digest('base64');

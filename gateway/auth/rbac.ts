@@ -5,7 +5,10 @@ import type { Role, RoleBinding, Rule } from '../../proto/schemas/resources/rbac
 type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 
 /** Who is asking: a user name and its groups (from the user record, the token, or the directory). */
-export interface Subject { username: string; groups: string[] }
+export interface Subject {
+  username: string;
+  groups: string[];
+}
 
 export interface Access {
   verb: Verb;
@@ -17,7 +20,8 @@ export interface Access {
   name?: string;
 }
 
-const includesOrStar = (list: readonly string[] | null | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
+const includesOrStar = (list: readonly string[] | null | undefined, v: string) =>
+  !!list && (list.includes('*') || list.includes(v));
 
 function ruleAllows(rule: Rule, a: Access): boolean {
   if (!includesOrStar(rule.verbs, a.verb)) return false;
@@ -42,7 +46,10 @@ export class Authorizer {
   constructor(private readonly config: ConfigStore) {}
 
   allowed(s: Subject, a: Access): boolean {
-    if (this.memoGeneration !== this.config.generation) { this.memo.clear(); this.memoGeneration = this.config.generation; }
+    if (this.memoGeneration !== this.config.generation) {
+      this.memo.clear();
+      this.memoGeneration = this.config.generation;
+    }
     const key = `${s.username}\u0000${s.groups.join(',')}\u0000${a.verb}\u0000${a.resource}\u0000${a.namespace ?? ''}\u0000${a.name ?? ''}`;
     let ok = this.memo.get(key);
     if (ok === undefined) {
@@ -62,9 +69,10 @@ export class Authorizer {
     if (!a.namespace) return false;
     for (const b of this.config.list<RoleBinding>(configKeys.prefix('rolebindings', a.namespace))) {
       if (!bindsSubject(b, s)) continue;
-      const role = b.role_ref.type === 'ClusterRole'
-        ? this.config.get<Role>(configKeys.cluster('clusterroles', b.role_ref.name))
-        : this.config.get<Role>(configKeys.namespaced('roles', a.namespace, b.role_ref.name));
+      const role =
+        b.role_ref.type === 'ClusterRole'
+          ? this.config.get<Role>(configKeys.cluster('clusterroles', b.role_ref.name))
+          : this.config.get<Role>(configKeys.namespaced('roles', a.namespace, b.role_ref.name));
       if (role?.rules.some((r) => ruleAllows(r, a))) return true;
     }
     return false;

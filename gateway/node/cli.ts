@@ -3,7 +3,14 @@ import { helpText, mergeSources, parseArgv, validateConfig } from '../../lib/con
 import { ConfigError, type FlagSpec } from '../../proto/flags.ts';
 import { createLogger } from '../../lib/log.ts';
 import { etcdKeys } from '../../proto/names.ts';
-import { BACKEND_CONFIG_FILE, BACKEND_ENV_PREFIX, BackendConfig, backendFlags, InitConfig, initFlags } from '../../proto/schemas/backend-config.ts';
+import {
+  BACKEND_CONFIG_FILE,
+  BACKEND_ENV_PREFIX,
+  BackendConfig,
+  backendFlags,
+  InitConfig,
+  initFlags,
+} from '../../proto/schemas/backend-config.ts';
 import { VERSION } from '../../proto/version.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
@@ -38,11 +45,29 @@ function fail(message: string, code: number): never {
 }
 
 /** Flags > MONITOR_BACKEND_* > config file > defaults; a bad value exits 2 with one line. Undefined after --help. */
-function loadConfig<S extends v.GenericSchema>(argv: string[], specs: FlagSpec[], schema: S, usage: string): v.InferOutput<S> | undefined {
+function loadConfig<S extends v.GenericSchema>(
+  argv: string[],
+  specs: FlagSpec[],
+  schema: S,
+  usage: string,
+): v.InferOutput<S> | undefined {
   try {
-    if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(helpText(usage, specs, BACKEND_ENV_PREFIX) + '\n'); return undefined; }
+    if (argv.includes('--help') || argv.includes('-h')) {
+      process.stdout.write(helpText(usage, specs, BACKEND_ENV_PREFIX) + '\n');
+      return undefined;
+    }
     const args = parseArgv(argv, specs);
-    return validateConfig(schema, mergeSources({ specs, args, env: process.env, envPrefix: BACKEND_ENV_PREFIX, configFileFlag: 'config-file', defaultConfigFile: BACKEND_CONFIG_FILE }));
+    return validateConfig(
+      schema,
+      mergeSources({
+        specs,
+        args,
+        env: process.env,
+        envPrefix: BACKEND_ENV_PREFIX,
+        configFileFlag: 'config-file',
+        defaultConfigFile: BACKEND_CONFIG_FILE,
+      }),
+    );
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message, 2);
     throw err;
@@ -52,21 +77,30 @@ function loadConfig<S extends v.GenericSchema>(argv: string[], specs: FlagSpec[]
 async function init(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, initFlags, InitConfig, 'Usage: monitor-backend init [flags]');
   if (!cfg) return;
-  const endpoints = cfg['etcd-client-urls'].length ? cfg['etcd-client-urls'] : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
+  const endpoints = cfg['etcd-client-urls'].length
+    ? cfg['etcd-client-urls']
+    : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
   const etcd = new EtcdAdapter({ endpoints, callTimeoutMs: DEFAULTS.initCallTimeoutMs });
   try {
     const deadline = Date.now() + cfg.timeout * 1000;
     let firstError: string | undefined;
     for (;;) {
-      try { await etcd.get(etcdKeys.clusterConfig); break; }
-      catch (err) {
+      try {
+        await etcd.get(etcdKeys.clusterConfig);
+        break;
+      } catch (err) {
         // Later attempts only say that the client gave up retrying; the first one says why.
         firstError ??= (err as Error).message;
-        if (!cfg.wait && Date.now() > deadline) fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${firstError}`, 1);
+        if (!cfg.wait && Date.now() > deadline)
+          fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${firstError}`, 1);
         await new Promise((r) => setTimeout(r, DEFAULTS.initRetryMs));
       }
     }
-    await initCluster(etcd, { username: cfg['cluster-admin-username'], password: cfg['cluster-admin-password'], apiKey: cfg['cluster-admin-api-key'] });
+    await initCluster(etcd, {
+      username: cfg['cluster-admin-username'],
+      password: cfg['cluster-admin-password'],
+      apiKey: cfg['cluster-admin-api-key'],
+    });
     process.stdout.write(`cluster initialized: administrator "${cfg['cluster-admin-username']}"\n`);
   } catch (err) {
     if (!(err instanceof AlreadyInitializedError)) fail((err as Error).message, 1);
@@ -82,38 +116,70 @@ async function start(argv: string[]): Promise<void> {
   if (!cfg) return;
   // Read before anything starts, so a bad TLS file is a config error (exit 2) like a bad flag.
   let agentTls;
-  try { agentTls = loadAgentServerTls(cfg); }
-  catch (err) { if (err instanceof ConfigError) fail(err.message, 2); throw err; }
+  try {
+    agentTls = loadAgentServerTls(cfg);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 2);
+    throw err;
+  }
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node;
-  try { node = await startBackendNode(cfg, log, agentTls); }
-  catch (err) { fail((err as Error).message, 1); }
+  try {
+    node = await startBackendNode(cfg, log, agentTls);
+  } catch (err) {
+    fail((err as Error).message, 1);
+  }
 
   let stoppingSince = 0;
   const shutdown = async (signal: string, code = 0) => {
     // A terminal's Ctrl-C and a wrapper script may both signal us; only a later, deliberate
     // second signal skips the orderly stop.
-    if (stoppingSince) { if (Date.now() - stoppingSince > DEFAULTS.secondSignalMs) { log.warn('second signal: exiting now'); process.exit(1); } return; }
+    if (stoppingSince) {
+      if (Date.now() - stoppingSince > DEFAULTS.secondSignalMs) {
+        log.warn('second signal: exiting now');
+        process.exit(1);
+      }
+      return;
+    }
     stoppingSince = Date.now();
     log.info('shutting down', { signal });
-    const force = setTimeout(() => { log.error('shutdown took too long, exiting'); process.exit(1); }, DEFAULTS.shutdownTimeoutMs);
+    const force = setTimeout(() => {
+      log.error('shutdown took too long, exiting');
+      process.exit(1);
+    }, DEFAULTS.shutdownTimeoutMs);
     force.unref();
     await node.stop();
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  void node.fatal.then((msg) => { log.error('embedded service failed for good; stopping', { error: msg }); process.stderr.write(`monitor-backend: ${msg}\n`); void shutdown('fatal', 1); });
+  void node.fatal.then((msg) => {
+    log.error('embedded service failed for good; stopping', { error: msg });
+    process.stderr.write(`monitor-backend: ${msg}\n`);
+    void shutdown('fatal', 1);
+  });
 }
 
 /** Runs one monitor-backend command; `start` returns once the node runs, and the process lives on. */
 export async function runBackendCommand(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'start': return start(rest);
-    case 'init': return init(rest);
-    case 'version': case '--version': process.stdout.write(`monitor-backend version ${VERSION}\n`); return;
-    case 'help': case '--help': case '-h': case undefined: process.stdout.write(USAGE + '\n'); return;
-    default: process.stderr.write(`monitor-backend: unknown command "${command}"\n\n${USAGE}\n`); process.exit(2);
+    case 'start':
+      return start(rest);
+    case 'init':
+      return init(rest);
+    case 'version':
+    case '--version':
+      process.stdout.write(`monitor-backend version ${VERSION}\n`);
+      return;
+    case 'help':
+    case '--help':
+    case '-h':
+    case undefined:
+      process.stdout.write(USAGE + '\n');
+      return;
+    default:
+      process.stderr.write(`monitor-backend: unknown command "${command}"\n\n${USAGE}\n`);
+      process.exit(2);
   }
 }

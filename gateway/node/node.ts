@@ -13,7 +13,13 @@ import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
 import { portsService, stateDirService } from './services/local.ts';
 import { embeddedEtcdService, embeddedNatsService, type OnFatal } from './services/embedded.ts';
-import { bucketsService, clusterService, configService, etcdService, natsService } from './services/stores.ts';
+import {
+  bucketsService,
+  clusterService,
+  configService,
+  etcdService,
+  natsService,
+} from './services/stores.ts';
 import { pipelineService, pipelineStreamService } from './services/pipeline.ts';
 import { membershipService, shardsService, type NodeUrls } from './services/cluster.ts';
 import { actorHostService } from './services/actor-host.ts';
@@ -33,7 +39,8 @@ function lazy<T>(make: () => T): () => T {
   return () => (made ??= { value: make() }).value;
 }
 
-const displayHost = (h: string) => (h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''));
+const displayHost = (h: string) =>
+  h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, '');
 
 function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): NodeUrls {
   return {
@@ -47,8 +54,14 @@ function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): Nod
  * and NATS when no external ones are given, the clients and stores, membership, the actor host and
  * shard ownership, the schedules, the agent listener, what the API needs besides, and the API last.
  */
-function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls | undefined, onFatal: OnFatal) {
-  const embeddedEtcd = cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
+function nodeServices(
+  cfg: BackendConfig,
+  log: Logger,
+  agentTls: AgentServerTls | undefined,
+  onFatal: OnFatal,
+) {
+  const embeddedEtcd =
+    cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
   const embeddedNats = cfg['nats-url'].length === 0 ? embeddedNatsService(cfg, log, onFatal) : undefined;
   const etcdUrls = () => embeddedEtcd?.get().endpoints ?? cfg['etcd-client-urls'];
   const natsUrls = () => embeddedNats?.get().endpoints ?? cfg['nats-url'];
@@ -62,23 +75,62 @@ function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls 
   const interest = lazy(() => pipelineInterest(config.get()));
   const pipelineQueue = lazy(() => new PipelineQueue(nats.get(), interest()));
   const silenced = lazy(() => new SilencedIndex(config.get()));
-  const readModel = lazy(() => new EntityReadModel(stores.get().get(buckets.entities)!, stores.get().get(buckets.events)!));
+  const readModel = lazy(
+    () => new EntityReadModel(stores.get().get(buckets.entities)!, stores.get().get(buckets.events)!),
+  );
   const entityLimit = lazy(() => new EntityLimit(cfg['entity-limit'], readModel()));
   const authz = lazy(() => new Authorizer(config.get()));
   const entityStats: EntityStats = { events: 0, keepalives: 0 };
 
-  const host = actorHostService(cfg, { nats: nats.get, stores: stores.get, membership: membership.get, config: config.get, silenced, readModel, interest, entityStats }, log);
+  const host = actorHostService(
+    cfg,
+    {
+      nats: nats.get,
+      stores: stores.get,
+      membership: membership.get,
+      config: config.get,
+      silenced,
+      readModel,
+      interest,
+      entityStats,
+    },
+    log,
+  );
   const actors = lazy(() => new ActorClient(nats.get(), SHARD_COUNT, host.get()));
-  const agents = agentsService(cfg, agentTls, { config: config.get, authz, actors, nats: nats.get, entityLimit, pipelineQueue }, log);
+  const agents = agentsService(
+    cfg,
+    agentTls,
+    { config: config.get, authz, actors, nats: nats.get, entityLimit, pipelineQueue },
+    log,
+  );
   const tokens = tokensService(etcd.get);
   const views = readModelService(readModel);
   const pipeline = pipelineService(cfg, { nats: nats.get, config: config.get }, log);
   const adhoc = adhocService(cfg, { nats: nats.get, config: config.get, readModel }, log);
-  const api = apiService(cfg, {
-    etcd: etcd.get, etcdUrls, nats: nats.get, stores: stores.get, config: config.get, membership: membership.get, host: host.get, actors, authz,
-    tokens: tokens.get, agents: agents.get, pipeline: pipeline.get, pipelineQueue, readModel, readModelReady: views.ready, entityLimit, entityStats,
-    queueAdhoc: () => adhoc.get().queue,
-  }, log);
+  const api = apiService(
+    cfg,
+    {
+      etcd: etcd.get,
+      etcdUrls,
+      nats: nats.get,
+      stores: stores.get,
+      config: config.get,
+      membership: membership.get,
+      host: host.get,
+      actors,
+      authz,
+      tokens: tokens.get,
+      agents: agents.get,
+      pipeline: pipeline.get,
+      pipelineQueue,
+      readModel,
+      readModelReady: views.ready,
+      entityLimit,
+      entityStats,
+      queueAdhoc: () => adhoc.get().queue,
+    },
+    log,
+  );
 
   const services: Service[] = [
     stateDirService(cfg, log),
@@ -106,14 +158,26 @@ function nodeServices(cfg: BackendConfig, log: Logger, agentTls: AgentServerTls 
 }
 
 /** Starts one backend node; its stop stops the services in the reverse order. */
-export async function startBackendNode(cfg: BackendConfig, log: Logger, agentTls = loadAgentServerTls(cfg)): Promise<BackendNode> {
+export async function startBackendNode(
+  cfg: BackendConfig,
+  log: Logger,
+  agentTls = loadAgentServerTls(cfg),
+): Promise<BackendNode> {
   let reportFatal!: OnFatal;
-  const fatal = new Promise<string>((r) => { reportFatal = r; });
+  const fatal = new Promise<string>((r) => {
+    reportFatal = r;
+  });
   const { services, etcdUrls, natsUrls } = nodeServices(cfg, log, agentTls, (msg) => reportFatal(msg));
   const runner = new ServiceRunner(log);
   await runner.start(services);
   const urls = nodeUrls(cfg, agentTls);
-  log.info('backend started', { node: cfg.name, api: urls.api, agent: urls.agent, etcd: etcdUrls(), nats: natsUrls() });
+  log.info('backend started', {
+    node: cfg.name,
+    api: urls.api,
+    agent: urls.agent,
+    etcd: etcdUrls(),
+    nats: natsUrls(),
+  });
   let stopped: Promise<void> | undefined;
   return {
     stop: () => (stopped ??= runner.stop().then(() => log.info('backend stopped', { node: cfg.name }))),

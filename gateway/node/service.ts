@@ -14,7 +14,11 @@ export interface Provider<T> extends Service {
 }
 
 /** A Provider from a start that returns the product and a stop that ends it. */
-export function provider<T>(name: string, start: () => Promise<T>, stop: (value: T) => Promise<void> = async () => {}): Provider<T> {
+export function provider<T>(
+  name: string,
+  start: () => Promise<T>,
+  stop: (value: T) => Promise<void> = async () => {},
+): Provider<T> {
   let made: { value: T } | undefined;
   return {
     name,
@@ -22,7 +26,9 @@ export function provider<T>(name: string, start: () => Promise<T>, stop: (value:
       if (!made) throw new Error(`${name} is used before it started`);
       return made.value;
     },
-    start: async () => { made = { value: await start() }; },
+    start: async () => {
+      made = { value: await start() };
+    },
     stop: async () => {
       if (!made) return;
       const { value } = made;
@@ -33,7 +39,11 @@ export function provider<T>(name: string, start: () => Promise<T>, stop: (value:
 }
 
 /** A service that makes nothing for the others: a step at start, and perhaps one at stop. */
-export function service(name: string, start: () => Promise<void>, stop: () => Promise<void> = async () => {}): Service {
+export function service(
+  name: string,
+  start: () => Promise<void>,
+  stop: () => Promise<void> = async () => {},
+): Service {
   return { name, start, stop };
 }
 

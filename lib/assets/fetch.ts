@@ -21,9 +21,17 @@ interface FetchOptions {
   maxBytes?: number;
 }
 
-interface Downloaded { sha512: string; bytes: number }
+interface Downloaded {
+  sha512: string;
+  bytes: number;
+}
 
-export async function download(what: string, url: string, dest: string, opts: FetchOptions): Promise<Downloaded> {
+export async function download(
+  what: string,
+  url: string,
+  dest: string,
+  opts: FetchOptions,
+): Promise<Downloaded> {
   let current = new URL(url);
   const origin = current.origin;
   for (let hop = 0; ; hop++) {
@@ -37,7 +45,9 @@ export async function download(what: string, url: string, dest: string, opts: Fe
     }
     if (status < 200 || status >= 300) {
       res.resume();
-      throw new AssetError(`fetching asset ${what}: ${current.origin}${current.pathname} answered HTTP ${status}`);
+      throw new AssetError(
+        `fetching asset ${what}: ${current.origin}${current.pathname} answered HTTP ${status}`,
+      );
     }
     const max = opts.maxBytes ?? MAX_DOWNLOAD_BYTES;
     const declared = Number(res.headers['content-length']);
@@ -49,12 +59,20 @@ export async function download(what: string, url: string, dest: string, opts: Fe
   }
 }
 
-function request(what: string, url: URL, headers: Record<string, string>, ca: string | undefined): Promise<http.IncomingMessage> {
+function request(
+  what: string,
+  url: URL,
+  headers: Record<string, string>,
+  ca: string | undefined,
+): Promise<http.IncomingMessage> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new AssetError(`fetching asset ${what}: unsupported URL scheme ${url.protocol}`));
   }
   return new Promise((resolve, reject) => {
-    const options: https.RequestOptions = { method: 'GET', headers: { 'user-agent': 'monitor-agent', ...headers } };
+    const options: https.RequestOptions = {
+      method: 'GET',
+      headers: { 'user-agent': 'monitor-agent', ...headers },
+    };
     if (url.protocol === 'https:' && ca) options.ca = [...tls.rootCertificates, ca];
     const req = (url.protocol === 'https:' ? https : http).request(url, options, resolve);
     req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error('no answer within 30 s')));
@@ -82,7 +100,10 @@ function save(what: string, res: http.IncomingMessage, dest: string, max: number
       bytes += chunk.length;
       if (bytes > max) return fail(`download is above the ${max} byte limit`);
       hash.update(chunk);
-      if (!out.write(chunk)) { res.pause(); out.once('drain', () => res.resume()); }
+      if (!out.write(chunk)) {
+        res.pause();
+        out.once('drain', () => res.resume());
+      }
     });
     res.on('error', (err) => fail(err.message));
     res.on('aborted', () => fail('connection closed during the download'));

@@ -16,11 +16,17 @@ const SETUP = `(() => {
 export class FilterContext {
   private readonly ctx: vm.Context;
 
-  constructor(entity: unknown, private readonly log: Logger) {
-    this.ctx = vm.createContext({ __entity: JSON.stringify(entity ?? null) }, {
-      codeGeneration: { strings: false, wasm: false },
-      microtaskMode: 'afterEvaluate',
-    });
+  constructor(
+    entity: unknown,
+    private readonly log: Logger,
+  ) {
+    this.ctx = vm.createContext(
+      { __entity: JSON.stringify(entity ?? null) },
+      {
+        codeGeneration: { strings: false, wasm: false },
+        microtaskMode: 'afterEvaluate',
+      },
+    );
     vm.runInContext(SETUP, this.ctx, { timeout: TIMEOUT_MS });
   }
 
@@ -36,7 +42,11 @@ export class FilterContext {
     try {
       return vm.runInContext(expr, this.ctx, { timeout: TIMEOUT_MS, displayErrors: false }) === true;
     } catch (err) {
-      this.log.warn('asset filter failed; treated as not matching', { asset: what, filter: expr, error: String((err as Error)?.message ?? err) });
+      this.log.warn('asset filter failed; treated as not matching', {
+        asset: what,
+        filter: expr,
+        error: String((err as Error)?.message ?? err),
+      });
       return false;
     }
   }

@@ -39,7 +39,11 @@ interface AssetManagerOptions {
   maxDownloadBytes?: number;
 }
 
-interface Build { url: string; sha512: string; headers: Record<string, string> }
+interface Build {
+  url: string;
+  sha512: string;
+  headers: Record<string, string>;
+}
 
 const TMP_PREFIX = '.tmp-';
 
@@ -65,7 +69,9 @@ export class AssetManager {
     if (assets.length === 0) return out;
     const names = assets.map((a) => a.metadata.name ?? '(unnamed)');
     if (this.opts.disabled) {
-      throw new AssetError(`assets are disabled on this agent (--disable-assets); the check needs: ${names.join(', ')}`);
+      throw new AssetError(
+        `assets are disabled on this agent (--disable-assets); the check needs: ${names.join(', ')}`,
+      );
     }
     const filters = new FilterContext(entity, this.opts.log);
     const chosen: Array<{ name: string; build: Build }> = [];
@@ -123,7 +129,11 @@ export class AssetManager {
     try {
       await this.bucket.take();
       log.info('fetching asset', { url: redactUrl(b.url) });
-      const got = await download(name, b.url, archive, { headers: b.headers, ca: await this.trustedCa(), maxBytes: this.opts.maxDownloadBytes });
+      const got = await download(name, b.url, archive, {
+        headers: b.headers,
+        ca: await this.trustedCa(),
+        maxBytes: this.opts.maxDownloadBytes,
+      });
       if (got.sha512 !== b.sha512) {
         throw new AssetError(`asset ${name}: SHA-512 of the download is ${got.sha512}, expected ${b.sha512}`);
       }
@@ -156,7 +166,8 @@ export class AssetManager {
   /** Leftovers of a previous run that stopped mid-download are removed once, before any fetch of this run writes. */
   private async sweep(): Promise<void> {
     for (const e of await fs.readdir(this.root).catch(() => [] as string[])) {
-      if (e.startsWith(TMP_PREFIX)) await fs.rm(path.join(this.root, e), { recursive: true, force: true }).catch(() => {});
+      if (e.startsWith(TMP_PREFIX))
+        await fs.rm(path.join(this.root, e), { recursive: true, force: true }).catch(() => {});
     }
   }
 

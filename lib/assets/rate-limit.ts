@@ -7,14 +7,21 @@ export class TokenBucket {
   private readonly queue: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly rate: number, private readonly burst: number, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.tokens = burst;
     this.last = now();
   }
 
   /** Resolves when a token has been taken for the caller. */
   take(): Promise<void> {
-    return new Promise((resolve) => { this.queue.push(resolve); this.drain(); });
+    return new Promise((resolve) => {
+      this.queue.push(resolve);
+      this.drain();
+    });
   }
 
   private refill(): void {
@@ -31,7 +38,10 @@ export class TokenBucket {
     }
     if (this.queue.length > 0 && !this.timer) {
       const wait = Math.max(1, Math.ceil(((1 - this.tokens) / this.rate) * 1000));
-      this.timer = setTimeout(() => { this.timer = undefined; this.drain(); }, wait);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.drain();
+      }, wait);
       this.timer.unref?.(); // a pending fetch must not keep a stopping agent alive
     }
   }

@@ -39,7 +39,10 @@ class Reader {
   private async fill(): Promise<boolean> {
     if (this.done) return false;
     const r = await this.it.next();
-    if (r.done) { this.done = true; return false; }
+    if (r.done) {
+      this.done = true;
+      return false;
+    }
     this.buf = this.buf.length ? Buffer.concat([this.buf, r.value]) : r.value;
     return true;
   }
@@ -69,7 +72,13 @@ class Reader {
   }
 }
 
-interface Header { name: string; mode: number; size: number; type: string; linkname: string }
+interface Header {
+  name: string;
+  mode: number;
+  size: number;
+  type: string;
+  linkname: string;
+}
 
 const cstr = (b: Buffer, off: number, len: number): string => {
   const s = b.subarray(off, off + len);
@@ -78,7 +87,8 @@ const cstr = (b: Buffer, off: number, len: number): string => {
 };
 
 function numeric(b: Buffer, off: number, len: number): number {
-  if (b[off]! & 0x80) { // GNU base-256
+  if (b[off]! & 0x80) {
+    // GNU base-256
     let n = b[off]! & 0x7f;
     for (let i = 1; i < len; i++) n = n * 256 + b[off + i]!;
     return n;
@@ -99,7 +109,13 @@ function parseHeader(b: Buffer): Header {
     if (prefix) name = `${prefix}/${name}`;
   }
   const t = b[156]!;
-  return { name, mode: numeric(b, 100, 8), size: numeric(b, 124, 12), type: t === 0 ? '0' : String.fromCharCode(t), linkname: cstr(b, 157, 100) };
+  return {
+    name,
+    mode: numeric(b, 100, 8),
+    size: numeric(b, 124, 12),
+    type: t === 0 ? '0' : String.fromCharCode(t),
+    linkname: cstr(b, 157, 100),
+  };
 }
 
 function parsePax(data: Buffer): Record<string, string> {
@@ -108,7 +124,8 @@ function parsePax(data: Buffer): Record<string, string> {
   while (pos < data.length) {
     const sp = data.indexOf(0x20, pos);
     const len = sp < 0 ? NaN : Number(data.toString('latin1', pos, sp));
-    if (!Number.isInteger(len) || len <= 0 || pos + len > data.length) throw new AssetError('malformed pax header');
+    if (!Number.isInteger(len) || len <= 0 || pos + len > data.length)
+      throw new AssetError('malformed pax header');
     const rec = data.toString('utf8', sp + 1, pos + len - 1);
     const eq = rec.indexOf('=');
     if (eq > 0) out[rec.slice(0, eq)] = rec.slice(eq + 1);
@@ -164,7 +181,9 @@ export async function unpack(archive: string, kind: ArchiveKind, dest: string): 
   } catch (err) {
     if (err instanceof AssetError) throw err;
     const code = String((err as NodeJS.ErrnoException).code ?? '');
-    throw new AssetError(`unpacking: ${code.startsWith('Z_') ? 'corrupt gzip data: ' : ''}${(err as Error).message}`);
+    throw new AssetError(
+      `unpacking: ${code.startsWith('Z_') ? 'corrupt gzip data: ' : ''}${(err as Error).message}`,
+    );
   } finally {
     stream.destroy();
     raw.destroy();
@@ -211,16 +230,22 @@ async function extract(reader: Reader, root: string): Promise<void> {
     if (!Number.isSafeInteger(size) || size < 0) throw new AssetError(`archive entry ${name} has a bad size`);
     // Every byte read counts, also those of entries whose data is skipped.
     total += size;
-    if (total > MAX_UNPACKED_BYTES) throw new AssetError(`archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
+    if (total > MAX_UNPACKED_BYTES)
+      throw new AssetError(`archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
     const dataPadding = (BLOCK - (size % BLOCK)) % BLOCK;
     const parts = segments(name, `archive entry ${JSON.stringify(name)}`);
     const target = path.join(root, ...parts);
 
     switch (h.type) {
-      case '0': case '7': {
+      case '0':
+      case '7': {
         if (parts.length === 0) throw new AssetError('archive has a file entry without a name');
         await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
-        const fh = await fs.open(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600);
+        const fh = await fs.open(
+          target,
+          fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW,
+          0o600,
+        );
         try {
           let left = size;
           while (left > 0) {
@@ -245,7 +270,8 @@ async function extract(reader: Reader, root: string): Promise<void> {
         const from = segments(linkname, `hard link ${JSON.stringify(name)} -> ${JSON.stringify(linkname)}`);
         const src = path.join(root, ...from);
         const st = await fs.lstat(src).catch(() => undefined);
-        if (!st?.isFile()) throw new AssetError(`hard link ${name} points to ${linkname}, which is not a file of the archive`);
+        if (!st?.isFile())
+          throw new AssetError(`hard link ${name} points to ${linkname}, which is not a file of the archive`);
         await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
         await fs.link(src, target);
         await reader.skip(size + dataPadding);
@@ -254,14 +280,18 @@ async function extract(reader: Reader, root: string): Promise<void> {
       case '2': {
         if (parts.length === 0) throw new AssetError('archive has a symbolic link without a name');
         const what = `symbolic link ${name} -> ${linkname}`;
-        if (linkname === '' || linkname.includes('\0') || path.isAbsolute(linkname)) throw new AssetError(`${what} points outside the asset directory`);
+        if (linkname === '' || linkname.includes('\0') || path.isAbsolute(linkname))
+          throw new AssetError(`${what} points outside the asset directory`);
         const lexical = path.posix.normalize(path.posix.join(...parts.slice(0, -1), linkname));
-        if (lexical === '..' || lexical.startsWith('../')) throw new AssetError(`${what} points outside the asset directory`);
+        if (lexical === '..' || lexical.startsWith('../'))
+          throw new AssetError(`${what} points outside the asset directory`);
         symlinks.push({ parts, target: linkname });
         await reader.skip(size + dataPadding);
         break;
       }
-      case '3': case '4': case '6':
+      case '3':
+      case '4':
+      case '6':
         throw new AssetError(`archive entry ${name} is a device file or FIFO, which assets may not contain`);
       default:
         throw new AssetError(`archive entry ${name} has an unsupported type ${JSON.stringify(h.type)}`);
@@ -270,7 +300,8 @@ async function extract(reader: Reader, root: string): Promise<void> {
 
   for (const l of symlinks) {
     const what = `symbolic link ${l.parts.join('/')} -> ${l.target}`;
-    if (!(await staysInside(root, l.parts.slice(0, -1)))) throw new AssetError(`${what} lies under a link that points outside the asset directory`);
+    if (!(await staysInside(root, l.parts.slice(0, -1))))
+      throw new AssetError(`${what} lies under a link that points outside the asset directory`);
     const at = path.join(root, ...l.parts);
     await fs.mkdir(path.dirname(at), { recursive: true, mode: 0o755 });
     await fs.symlink(l.target, at);
@@ -278,6 +309,9 @@ async function extract(reader: Reader, root: string): Promise<void> {
   // Links may only point outside in combination (a link through another link), so check them all
   // against the finished tree.
   for (const l of symlinks) {
-    if (!(await staysInside(root, l.parts))) throw new AssetError(`symbolic link ${l.parts.join('/')} -> ${l.target} points outside the asset directory`);
+    if (!(await staysInside(root, l.parts)))
+      throw new AssetError(
+        `symbolic link ${l.parts.join('/')} -> ${l.target} points outside the asset directory`,
+      );
   }
 }

@@ -35,22 +35,37 @@ function etcdArgs(o: Omit<EmbeddedEtcdOptions, 'log'>, dataDir: string): string[
   const clientAdv = o.listenClientUrls.map(advertisedUrl);
   const peerAdv = o.listenPeerUrls.map(advertisedUrl);
   return [
-    '--name', o.node,
-    '--data-dir', dataDir,
-    '--listen-client-urls', o.listenClientUrls.join(','),
-    '--advertise-client-urls', clientAdv.join(','),
-    '--listen-peer-urls', o.listenPeerUrls.join(','),
-    '--initial-advertise-peer-urls', peerAdv.join(','),
+    '--name',
+    o.node,
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    o.listenClientUrls.join(','),
+    '--advertise-client-urls',
+    clientAdv.join(','),
+    '--listen-peer-urls',
+    o.listenPeerUrls.join(','),
+    '--initial-advertise-peer-urls',
+    peerAdv.join(','),
     // Only read when the data dir is new; a restart with existing data keeps its own membership.
-    '--initial-cluster', `${o.node}=${peerAdv[0]}`,
-    '--initial-cluster-state', 'new',
-    '--initial-cluster-token', `monitor-${o.node}`,
-    '--auto-compaction-mode', 'periodic',
-    '--auto-compaction-retention', DEFAULTS.autoCompactionRetention,
-    '--quota-backend-bytes', String(DEFAULTS.quotaBackendBytes),
-    '--logger', 'zap',
-    '--log-level', 'warn',
-    '--log-outputs', 'stderr',
+    '--initial-cluster',
+    `${o.node}=${peerAdv[0]}`,
+    '--initial-cluster-state',
+    'new',
+    '--initial-cluster-token',
+    `monitor-${o.node}`,
+    '--auto-compaction-mode',
+    'periodic',
+    '--auto-compaction-retention',
+    DEFAULTS.autoCompactionRetention,
+    '--quota-backend-bytes',
+    String(DEFAULTS.quotaBackendBytes),
+    '--logger',
+    'zap',
+    '--log-level',
+    'warn',
+    '--log-outputs',
+    'stderr',
   ];
 }
 
@@ -69,8 +84,12 @@ async function healthy(url: string): Promise<boolean> {
 
 export async function startEmbeddedEtcd(o: EmbeddedEtcdOptions): Promise<EmbeddedService> {
   const bin = resolveBinary('etcd');
-  if (bin === undefined) throw new Error('etcd not found; install the etcd-server package (make setup does) or pass --etcd-client-urls');
-  if (o.listenClientUrls.length === 0 || o.listenPeerUrls.length === 0) throw new Error('embedded etcd needs at least one client URL and one peer URL');
+  if (bin === undefined)
+    throw new Error(
+      'etcd not found; install the etcd-server package (make setup does) or pass --etcd-client-urls',
+    );
+  if (o.listenClientUrls.length === 0 || o.listenPeerUrls.length === 0)
+    throw new Error('embedded etcd needs at least one client URL and one peer URL');
   await checkPortsFree([
     ...o.listenClientUrls.map((u) => ({ ...hostPortOfUrl(u), flag: 'etcd-listen-client-urls' })),
     ...o.listenPeerUrls.map((u) => ({ ...hostPortOfUrl(u), flag: 'etcd-listen-peer-urls' })),

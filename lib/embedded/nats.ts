@@ -44,17 +44,27 @@ function natsConfig(o: { node: string; listen: string; storeDir: string }): stri
 }
 
 /** True once the server greets a new connection with INFO, and says JetStream is on when it says at all. */
-export function natsGreets(host: string, port: number, timeoutMs: number = DEFAULTS.greetTimeoutMs): Promise<boolean> {
+export function natsGreets(
+  host: string,
+  port: number,
+  timeoutMs: number = DEFAULTS.greetTimeoutMs,
+): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host, port });
     let buf = '';
-    const done = (ok: boolean) => { sock.destroy(); resolve(ok); };
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
     sock.setTimeout(timeoutMs, () => done(false));
     sock.on('error', () => done(false));
     sock.on('data', (chunk) => {
       buf += chunk.toString('utf8');
       const nl = buf.indexOf('\n');
-      if (nl < 0) { if (buf.length > DEFAULTS.maxGreetingBytes) done(false); return; }
+      if (nl < 0) {
+        if (buf.length > DEFAULTS.maxGreetingBytes) done(false);
+        return;
+      }
       const line = buf.slice(0, nl).trim();
       if (!line.startsWith('INFO ')) return done(false);
       try {
@@ -69,7 +79,10 @@ export function natsGreets(host: string, port: number, timeoutMs: number = DEFAU
 
 export async function startEmbeddedNats(o: EmbeddedNatsOptions): Promise<EmbeddedService> {
   const bin = resolveBinary('nats-server');
-  if (bin === undefined) throw new Error('nats-server not found; install the nats-server package (make setup does) or pass --nats-url');
+  if (bin === undefined)
+    throw new Error(
+      'nats-server not found; install the nats-server package (make setup does) or pass --nats-url',
+    );
   const { host, port } = parseHostPort(o.listen);
   await checkPortsFree([{ host, port, flag: 'nats-listen' }]);
   const dir = join(o.stateDir, 'nats');

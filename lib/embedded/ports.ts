@@ -53,7 +53,9 @@ function probe(host: string, port: number): Promise<NodeJS.ErrnoException | unde
 }
 
 /** Throws PortInUseError for the first entry whose port is taken. Port 0 means "any" and is skipped. */
-export async function checkPortsFree(list: Array<{ host: string; port: number; flag: string }>): Promise<void> {
+export async function checkPortsFree(
+  list: Array<{ host: string; port: number; flag: string }>,
+): Promise<void> {
   for (const { host, port, flag } of list) {
     if (port === 0) continue;
     const bare = stripBrackets(host);
@@ -62,6 +64,8 @@ export async function checkPortsFree(list: Array<{ host: string; port: number; f
     if (err.code === 'EADDRINUSE') throw new PortInUseError(bare, port, flag);
     // Other failures (EACCES below 1024, EADDRNOTAVAIL for a foreign address) are just as fatal for the
     // child, so they get the same one-line shape naming the flag.
-    throw new Error(`cannot listen on port ${port} on ${bare} (${err.code ?? err.message}); change --${flag.replace(/^--/, '')}`);
+    throw new Error(
+      `cannot listen on port ${port} on ${bare} (${err.code ?? err.message}); change --${flag.replace(/^--/, '')}`,
+    );
   }
 }

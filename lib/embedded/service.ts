@@ -17,7 +17,9 @@ export function serviceOf(name: string, endpoints: string[], supervisor: Supervi
     endpoints,
     stop: () => supervisor.stop(),
     onFatal: (cb) => supervisor.onFatal(cb),
-    get pid() { return supervisor.pid; },
+    get pid() {
+      return supervisor.pid;
+    },
   };
 }
 

@@ -18,7 +18,10 @@ export async function claimStateDir(stateDir: string, log: Logger): Promise<() =
       throw new Error(`another monitor-backend (pid ${other}) is using state dir ${stateDir}`);
     }
     // A reused pid: the backend that wrote the file is gone.
-    log.debug('backend pid file names an unrelated process; taking the state dir over', { pid: other, pidFile });
+    log.debug('backend pid file names an unrelated process; taking the state dir over', {
+      pid: other,
+      pidFile,
+    });
   }
   writeFileSync(pidFile, `${process.pid}\n`);
   let released = false;

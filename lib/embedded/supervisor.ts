@@ -64,7 +64,10 @@ interface Run {
 function within(p: Promise<void>, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
-    void p.then(() => { clearTimeout(timer); resolve(true); });
+    void p.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
   });
 }
 
@@ -126,7 +129,10 @@ export class Supervisor {
     if (run && !run.ended && pid !== undefined) {
       signal(pid, 'SIGTERM');
       if (!(await within(run.exited, DEFAULTS.stopGraceMs))) {
-        this.o.log.warn(`embedded ${this.o.name} did not stop within ${DEFAULTS.stopGraceMs / 1000} s; killing it`, { child: this.o.name, pid });
+        this.o.log.warn(
+          `embedded ${this.o.name} did not stop within ${DEFAULTS.stopGraceMs / 1000} s; killing it`,
+          { child: this.o.name, pid },
+        );
         await this.killRun(run);
       }
     }
@@ -142,12 +148,19 @@ export class Supervisor {
     if (pid === undefined || pid === process.pid || !isAlive(pid)) return;
     const cmdline = cmdlineOf(pid);
     if (cmdline === undefined || !this.o.matchCmdline.every((s) => cmdline.includes(s))) {
-      this.o.log.debug(`pid file of embedded ${this.o.name} names an unrelated process; leaving it alone`, { pid, pidFile: this.o.pidFile });
+      this.o.log.debug(`pid file of embedded ${this.o.name} names an unrelated process; leaving it alone`, {
+        pid,
+        pidFile: this.o.pidFile,
+      });
       return;
     }
-    this.o.log.warn(`killing stale embedded ${this.o.name} left by an earlier backend`, { child: this.o.name, pid });
+    this.o.log.warn(`killing stale embedded ${this.o.name} left by an earlier backend`, {
+      child: this.o.name,
+      pid,
+    });
     signal(pid, 'SIGKILL');
-    if (!(await waitGone(pid, DEFAULTS.staleKillWaitMs))) throw new Error(`stale embedded ${this.o.name} (pid ${pid}) did not die after SIGKILL`);
+    if (!(await waitGone(pid, DEFAULTS.staleKillWaitMs)))
+      throw new Error(`stale embedded ${this.o.name} (pid ${pid}) did not die after SIGKILL`);
     rmSync(this.o.pidFile, { force: true });
   }
 
@@ -155,9 +168,20 @@ export class Supervisor {
     const { name, command, args, cwd, env, log } = this.o;
     // detached: its own process group, so a terminal's Ctrl-C reaches only the backend, which then
     // stops its children in order instead of having them die under it.
-    const child = spawn(command, args, { cwd, env: env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd,
+      env: env ?? process.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let resolveExited!: () => void;
-    const run: Run = { child, ended: false, exited: new Promise<void>((r) => { resolveExited = r; }) };
+    const run: Run = {
+      child,
+      ended: false,
+      exited: new Promise<void>((r) => {
+        resolveExited = r;
+      }),
+    };
     this.run = run;
     const end = (exit: string) => {
       if (run.ended) return;
@@ -173,10 +197,14 @@ export class Supervisor {
     });
     child.once('exit', (code, sig) => {
       // 'exit' can come before the last output lines are read; those lines are the ones that explain.
-      void within(once(child, 'close').then(() => undefined), DEFAULTS.lastOutputWaitMs).then(() => end(sig ? `killed by ${sig}` : `exit code ${code}`));
+      void within(
+        once(child, 'close').then(() => undefined),
+        DEFAULTS.lastOutputWaitMs,
+      ).then(() => end(sig ? `killed by ${sig}` : `exit code ${code}`));
     });
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => this.recordLine(line));
+      if (stream)
+        createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => this.recordLine(line));
     }
     if (child.pid !== undefined) {
       mkdirSync(dirname(this.o.pidFile), { recursive: true });
@@ -192,18 +220,30 @@ export class Supervisor {
   // It waits up to 5 s for the child to go after SIGTERM and sends SIGKILL only if it is still there,
   // so a pid reused meanwhile is not hit.
   private startGuardian(run: Run, pid: number): void {
-    const script = `read -r _ ; kill -TERM ${pid} 2>/dev/null; i=0; `
-      + `while [ $i -lt ${DEFAULTS.stopGraceMs / 100} ] && kill -0 ${pid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; `
-      + `kill -0 ${pid} 2>/dev/null && kill -KILL ${pid} 2>/dev/null`;
+    const script =
+      `read -r _ ; kill -TERM ${pid} 2>/dev/null; i=0; ` +
+      `while [ $i -lt ${DEFAULTS.stopGraceMs / 100} ] && kill -0 ${pid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; ` +
+      `kill -0 ${pid} 2>/dev/null && kill -KILL ${pid} 2>/dev/null`;
     const guardian = spawn('sh', ['-c', script], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-    guardian.on('error', (err) => this.o.log.warn(`guardian of embedded ${this.o.name} could not run`, { child: this.o.name, error: err }));
-    guardian.stdin?.on('error', () => { /* the guardian went away; its exit handler reports it */ });
+    guardian.on('error', (err) =>
+      this.o.log.warn(`guardian of embedded ${this.o.name} could not run`, {
+        child: this.o.name,
+        error: err,
+      }),
+    );
+    guardian.stdin?.on('error', () => {
+      /* the guardian went away; its exit handler reports it */
+    });
     (guardian.stdin as Socket | null)?.unref();
     guardian.unref();
     guardian.once('exit', () => {
       if (run.guardian !== guardian) return;
       run.guardian = undefined;
-      if (!run.ended) this.o.log.warn(`guardian of embedded ${this.o.name} exited; the child may outlive a crashed backend`, { child: this.o.name, pid });
+      if (!run.ended)
+        this.o.log.warn(
+          `guardian of embedded ${this.o.name} exited; the child may outlive a crashed backend`,
+          { child: this.o.name, pid },
+        );
     });
     run.guardian = guardian;
   }
@@ -213,13 +253,24 @@ export class Supervisor {
     const guardian = run.guardian;
     if (!guardian) return run.guardianGone ?? Promise.resolve();
     run.guardian = undefined;
-    const gone = guardian.exitCode !== null || guardian.signalCode !== null
-      ? Promise.resolve()
-      : within(once(guardian, 'exit').then(() => undefined, () => undefined), DEFAULTS.guardianExitWaitMs).then(() => undefined);
+    const gone =
+      guardian.exitCode !== null || guardian.signalCode !== null
+        ? Promise.resolve()
+        : within(
+            once(guardian, 'exit').then(
+              () => undefined,
+              () => undefined,
+            ),
+            DEFAULTS.guardianExitWaitMs,
+          ).then(() => undefined);
     // Kill before closing the pipe: an EOF would make it signal a pid that may already be reused.
     // The whole group, so a `sleep 5` it is in goes too.
     if (guardian.pid !== undefined && guardian.exitCode === null && guardian.signalCode === null) {
-      try { process.kill(-guardian.pid, 'SIGKILL'); } catch { signal(guardian.pid, 'SIGKILL'); }
+      try {
+        process.kill(-guardian.pid, 'SIGKILL');
+      } catch {
+        signal(guardian.pid, 'SIGKILL');
+      }
     }
     guardian.stdin?.destroy();
     run.guardianGone = gone;
@@ -239,13 +290,23 @@ export class Supervisor {
     const { name, readyTimeoutMs } = this.o;
     const deadline = Date.now() + readyTimeoutMs;
     for (;;) {
-      if (run.ended) throw new Error(`embedded ${name} ${run.exit === undefined ? 'exited' : `exited (${run.exit})`} before it was ready; its last output: ${this.tailText()}`);
-      if (this.phase === 'stopping' || this.phase === 'stopped') throw new Error(`embedded ${name} was stopped before it was ready`);
+      if (run.ended)
+        throw new Error(
+          `embedded ${name} ${run.exit === undefined ? 'exited' : `exited (${run.exit})`} before it was ready; its last output: ${this.tailText()}`,
+        );
+      if (this.phase === 'stopping' || this.phase === 'stopped')
+        throw new Error(`embedded ${name} was stopped before it was ready`);
       let ok = false;
-      try { ok = await this.o.ready(); } catch { ok = false; }
+      try {
+        ok = await this.o.ready();
+      } catch {
+        ok = false;
+      }
       if (ok && !run.ended) return;
       if (Date.now() >= deadline && !run.ended) {
-        throw new Error(`embedded ${name} did not become ready within ${readyTimeoutMs / 1000} s; its last output: ${this.tailText()}`);
+        throw new Error(
+          `embedded ${name} did not become ready within ${readyTimeoutMs / 1000} s; its last output: ${this.tailText()}`,
+        );
       }
       await sleep(DEFAULTS.readyPollMs);
     }
@@ -259,11 +320,20 @@ export class Supervisor {
     this.crashes = this.crashes.filter((t) => now - t < DEFAULTS.crashWindowMs);
     this.crashes.push(now);
     if (this.crashes.length > DEFAULTS.maxCrashes) {
-      this.fail(new Error(`embedded ${name} exited ${this.crashes.length} times within ${DEFAULTS.crashWindowMs / 1000} s (last: ${run.exit}) and is not restarted again; its last output: ${this.tailText()}`));
+      this.fail(
+        new Error(
+          `embedded ${name} exited ${this.crashes.length} times within ${DEFAULTS.crashWindowMs / 1000} s (last: ${run.exit}) and is not restarted again; its last output: ${this.tailText()}`,
+        ),
+      );
       return;
     }
     const delay = (this.o.backoffMs ?? DEFAULTS.restartBackoffMs) * 2 ** (this.crashes.length - 1);
-    log.warn(`embedded ${name} exited unexpectedly; restarting it`, { child: name, exit: run.exit, restartInMs: delay, lastOutput: this.tail.slice(-DEFAULTS.quotedLines) });
+    log.warn(`embedded ${name} exited unexpectedly; restarting it`, {
+      child: name,
+      exit: run.exit,
+      restartInMs: delay,
+      lastOutput: this.tail.slice(-DEFAULTS.quotedLines),
+    });
     this.restartTimer = setTimeout(() => this.restart(), delay);
   }
 
@@ -272,12 +342,16 @@ export class Supervisor {
     if (this.phase !== 'running') return;
     const run = this.spawnRun();
     this.waitReady(run).then(
-      () => this.o.log.info(`embedded ${this.o.name} is ready again`, { child: this.o.name, pid: run.child.pid }),
+      () =>
+        this.o.log.info(`embedded ${this.o.name} is ready again`, { child: this.o.name, pid: run.child.pid }),
       (err: Error) => {
         // An exit is already counted by onRunEnded; a child that never becomes ready is killed so it
         // is counted the same way.
         if (run.ended || this.phase !== 'running' || run.child.pid === undefined) return;
-        this.o.log.warn(`embedded ${this.o.name} did not become ready after a restart; killing it`, { child: this.o.name, error: err.message });
+        this.o.log.warn(`embedded ${this.o.name} did not become ready after a restart; killing it`, {
+          child: this.o.name,
+          error: err.message,
+        });
         signal(run.child.pid, 'SIGKILL');
       },
     );
@@ -288,7 +362,11 @@ export class Supervisor {
     this.removePidFile();
     if (this.fatalListeners.length === 0) this.o.log.error(err.message, { child: this.o.name });
     for (const cb of this.fatalListeners) {
-      try { cb(err); } catch (e) { this.o.log.error('onFatal listener threw', { child: this.o.name, error: e }); }
+      try {
+        cb(err);
+      } catch (e) {
+        this.o.log.error('onFatal listener threw', { child: this.o.name, error: e });
+      }
     }
   }
 

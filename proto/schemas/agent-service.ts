@@ -8,12 +8,33 @@ import { AGENT_ENV_PREFIX } from './agent-config.ts';
 const SYSTEMD_UNIT_DIR = '/etc/systemd/system';
 
 export const serviceFlags: FlagSpec[] = [
-  { name: 'config-file', short: 'c', type: 'string', description: 'config file the service starts the agent with (default: the agent default, /etc/monitor/agent.yml)', default: '' },
-  { name: 'log-file', type: 'string', description: 'file the service appends the agent output to (default: the journal)', default: '' },
-  { name: 'unit-dir', type: 'string', description: 'directory of the systemd unit', default: SYSTEMD_UNIT_DIR, env: `${AGENT_ENV_PREFIX}SYSTEMD_UNIT_DIR` },
+  {
+    name: 'config-file',
+    short: 'c',
+    type: 'string',
+    description:
+      'config file the service starts the agent with (default: the agent default, /etc/monitor/agent.yml)',
+    default: '',
+  },
+  {
+    name: 'log-file',
+    type: 'string',
+    description: 'file the service appends the agent output to (default: the journal)',
+    default: '',
+  },
+  {
+    name: 'unit-dir',
+    type: 'string',
+    description: 'directory of the systemd unit',
+    default: SYSTEMD_UNIT_DIR,
+    env: `${AGENT_ENV_PREFIX}SYSTEMD_UNIT_DIR`,
+  },
 ];
 
-const Path = v.pipe(v.string(), v.check((s) => !/[\n\r\0]/.test(s), 'must not hold line breaks or NUL'));
+const Path = v.pipe(
+  v.string(),
+  v.check((s) => !/[\n\r\0]/.test(s), 'must not hold line breaks or NUL'),
+);
 
 export const ServiceOptions = v.object({
   'config-file': Path,

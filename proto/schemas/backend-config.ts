@@ -9,40 +9,145 @@ export const BACKEND_ENV_PREFIX = 'MONITOR_BACKEND_';
 export const BACKEND_CONFIG_FILE = '/etc/monitor/backend.yml';
 
 export const backendFlags: FlagSpec[] = [
-  { name: 'config-file', short: 'c', type: 'string', description: 'path to the YAML config file', default: BACKEND_CONFIG_FILE },
-  { name: 'state-dir', type: 'string', description: 'directory of embedded etcd and NATS data and pid files', default: '/var/lib/monitor/monitor-backend' },
+  {
+    name: 'config-file',
+    short: 'c',
+    type: 'string',
+    description: 'path to the YAML config file',
+    default: BACKEND_CONFIG_FILE,
+  },
+  {
+    name: 'state-dir',
+    type: 'string',
+    description: 'directory of embedded etcd and NATS data and pid files',
+    default: '/var/lib/monitor/monitor-backend',
+  },
   { name: 'name', type: 'string', description: 'name of this node in the cluster', default: hostname() },
   { name: 'api-host', type: 'string', description: 'address the REST API listens on', default: '[::]' },
   { name: 'api-port', type: 'int', description: 'port of the REST API', default: 8080 },
-  { name: 'agent-host', type: 'string', description: 'address the agent WebSocket listens on', default: '[::]' },
+  {
+    name: 'agent-host',
+    type: 'string',
+    description: 'address the agent WebSocket listens on',
+    default: '[::]',
+  },
   { name: 'agent-port', type: 'int', description: 'port of the agent WebSocket', default: 8081 },
-  { name: 'agent-cert-file', type: 'string', description: 'certificate (chain, leaf first) of the agent port; with --agent-key-file it serves wss', default: '' },
+  {
+    name: 'agent-cert-file',
+    type: 'string',
+    description: 'certificate (chain, leaf first) of the agent port; with --agent-key-file it serves wss',
+    default: '',
+  },
   { name: 'agent-key-file', type: 'string', description: 'private key of --agent-cert-file', default: '' },
-  { name: 'agent-trusted-ca-file', type: 'string', description: 'certificate authorities trusted for agent client certificates', default: '' },
-  { name: 'agent-client-cert-auth', type: 'bool', description: 'require a client certificate from agents (its CN is the user)', default: false },
-  { name: 'etcd-client-urls', type: 'list', description: 'client URLs of an external etcd cluster (absent: start an embedded etcd)', default: [] },
-  { name: 'etcd-listen-client-urls', type: 'list', description: 'client URLs of the embedded etcd', default: ['http://127.0.0.1:2379'] },
-  { name: 'etcd-listen-peer-urls', type: 'list', description: 'peer URLs of the embedded etcd', default: ['http://127.0.0.1:2380'] },
-  { name: 'nats-url', type: 'list', description: 'URLs of an external NATS cluster with JetStream (absent: start an embedded nats-server)', default: [] },
-  { name: 'nats-listen', type: 'string', description: 'host:port of the embedded nats-server', default: '127.0.0.1:4222' },
-  { name: 'nats-replicas', type: 'int', description: 'JetStream replicas of the state buckets (use 3 on a three-node NATS cluster)', default: 1 },
-  { name: 'cluster-lease-ttl', type: 'int', description: 'seconds a silent node keeps its shards before others take them', default: 10 },
+  {
+    name: 'agent-trusted-ca-file',
+    type: 'string',
+    description: 'certificate authorities trusted for agent client certificates',
+    default: '',
+  },
+  {
+    name: 'agent-client-cert-auth',
+    type: 'bool',
+    description: 'require a client certificate from agents (its CN is the user)',
+    default: false,
+  },
+  {
+    name: 'etcd-client-urls',
+    type: 'list',
+    description: 'client URLs of an external etcd cluster (absent: start an embedded etcd)',
+    default: [],
+  },
+  {
+    name: 'etcd-listen-client-urls',
+    type: 'list',
+    description: 'client URLs of the embedded etcd',
+    default: ['http://127.0.0.1:2379'],
+  },
+  {
+    name: 'etcd-listen-peer-urls',
+    type: 'list',
+    description: 'peer URLs of the embedded etcd',
+    default: ['http://127.0.0.1:2380'],
+  },
+  {
+    name: 'nats-url',
+    type: 'list',
+    description: 'URLs of an external NATS cluster with JetStream (absent: start an embedded nats-server)',
+    default: [],
+  },
+  {
+    name: 'nats-listen',
+    type: 'string',
+    description: 'host:port of the embedded nats-server',
+    default: '127.0.0.1:4222',
+  },
+  {
+    name: 'nats-replicas',
+    type: 'int',
+    description: 'JetStream replicas of the state buckets (use 3 on a three-node NATS cluster)',
+    default: 1,
+  },
+  {
+    name: 'cluster-lease-ttl',
+    type: 'int',
+    description: 'seconds a silent node keeps its shards before others take them',
+    default: 10,
+  },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
-  { name: 'entity-limit', type: 'int', env: 'MONITOR_ENTITY_LIMIT', description: 'most entities the cluster accepts; new agents and entities beyond it are refused with 402 (0: no limit)', default: 0 },
-  { name: 'deregistration-handler', type: 'string', description: 'handler of deregistration events when the entity names none', default: '' },
-  { name: 'default-silenced-expiry-time', type: 'int', description: 'seconds of expire given to a silenced entry written without one (0: never expires)', default: 0 },
-  { name: 'max-silenced-expiry-time-allowed', type: 'int', description: 'largest expire of a silenced entry in seconds, larger ones are refused (0: no cap)', default: 0 },
-  { name: 'pipeline-workers', type: 'int', description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time', default: 64 },
+  {
+    name: 'entity-limit',
+    type: 'int',
+    env: 'MONITOR_ENTITY_LIMIT',
+    description:
+      'most entities the cluster accepts; new agents and entities beyond it are refused with 402 (0: no limit)',
+    default: 0,
+  },
+  {
+    name: 'deregistration-handler',
+    type: 'string',
+    description: 'handler of deregistration events when the entity names none',
+    default: '',
+  },
+  {
+    name: 'default-silenced-expiry-time',
+    type: 'int',
+    description: 'seconds of expire given to a silenced entry written without one (0: never expires)',
+    default: 0,
+  },
+  {
+    name: 'max-silenced-expiry-time-allowed',
+    type: 'int',
+    description: 'largest expire of a silenced entry in seconds, larger ones are refused (0: no cap)',
+    default: 0,
+  },
+  {
+    name: 'pipeline-workers',
+    type: 'int',
+    description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time',
+    default: 64,
+  },
 ];
 
-const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be a port number'), v.maxValue(65535, 'must be a port number'));
+const Port = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must be a port number'),
+  v.maxValue(65535, 'must be a port number'),
+);
 const Url = v.pipe(v.string(), v.url('must be a URL such as http://127.0.0.1:2379'));
-const HostPort = v.pipe(v.string(), v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'));
+const HostPort = v.pipe(
+  v.string(),
+  v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
+);
 
 export const BackendConfig = v.object({
   'config-file': v.string(),
   // Absolute, because children (etcd, nats-server) run in directories of their own.
-  'state-dir': v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.transform((p) => resolve(p))),
+  'state-dir': v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.transform((p) => resolve(p)),
+  ),
   name: Name,
   'api-host': v.string(),
   'api-port': Port,
@@ -57,24 +162,64 @@ export const BackendConfig = v.object({
   'etcd-listen-peer-urls': v.pipe(v.array(Url), v.minLength(1, 'needs at least one URL')),
   'nats-url': v.array(v.string()),
   'nats-listen': HostPort,
-  'nats-replicas': v.pipe(v.number(), v.integer(), v.minValue(1, 'must be 1 or more'), v.maxValue(5, 'must be 5 or fewer')),
-  'cluster-lease-ttl': v.pipe(v.number(), v.integer(), v.minValue(3, 'must be at least 3 seconds'), v.maxValue(120, 'must be at most 120 seconds')),
+  'nats-replicas': v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1, 'must be 1 or more'),
+    v.maxValue(5, 'must be 5 or fewer'),
+  ),
+  'cluster-lease-ttl': v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(3, 'must be at least 3 seconds'),
+    v.maxValue(120, 'must be at most 120 seconds'),
+  ),
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
-  'entity-limit': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (no limit) or more')),
+  'entity-limit': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(0, 'must be 0 (no limit) or more'),
+  ),
   'deregistration-handler': v.string(),
-  'default-silenced-expiry-time': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (none) or more')),
-  'max-silenced-expiry-time-allowed': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0, 'must be 0 (no cap) or more')),
-  'pipeline-workers': v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1024, 'must be at most 1024')),
+  'default-silenced-expiry-time': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(0, 'must be 0 (none) or more'),
+  ),
+  'max-silenced-expiry-time-allowed': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(0, 'must be 0 (no cap) or more'),
+  ),
+  'pipeline-workers': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(1024, 'must be at most 1024'),
+  ),
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
 
 /** `monitor-backend init`: the backend's own flags (one config file serves both) plus the administrator. */
 export const initFlags: FlagSpec[] = [
   ...backendFlags,
-  { name: 'cluster-admin-username', type: 'string', description: 'name of the cluster administrator to create' },
+  {
+    name: 'cluster-admin-username',
+    type: 'string',
+    description: 'name of the cluster administrator to create',
+  },
   { name: 'cluster-admin-password', type: 'string', description: 'password of the cluster administrator' },
-  { name: 'cluster-admin-api-key', type: 'string', description: 'an API key (UUID) to create for the administrator' },
-  { name: 'ignore-already-initialized', type: 'bool', description: 'exit 0 when the cluster is already initialized', default: false },
+  {
+    name: 'cluster-admin-api-key',
+    type: 'string',
+    description: 'an API key (UUID) to create for the administrator',
+  },
+  {
+    name: 'ignore-already-initialized',
+    type: 'bool',
+    description: 'exit 0 when the cluster is already initialized',
+    default: false,
+  },
   { name: 'timeout', type: 'int', description: 'seconds to wait for etcd', default: 5 },
   { name: 'wait', type: 'bool', description: 'wait for etcd for as long as it takes', default: false },
 ];

@@ -8,18 +8,31 @@ import { ObjectMeta, StringMap, UInt } from './common.ts';
 const OptStrings = v.optional(v.nullable(v.array(v.string())));
 const Tag = v.object({ name: v.string(), value: v.string() });
 
-export const HOOK_TYPE = /^(ok|warning|critical|unknown|non-zero|[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/;
+export const HOOK_TYPE =
+  /^(ok|warning|critical|unknown|non-zero|[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/;
 
 export const RequestCheckConfig = v.looseObject({
-  metadata: v.looseObject({ ...ObjectMeta.entries, name: v.pipe(v.string(), v.minLength(1, 'check name must be set')) }),
+  metadata: v.looseObject({
+    ...ObjectMeta.entries,
+    name: v.pipe(v.string(), v.minLength(1, 'check name must be set')),
+  }),
   command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
   timeout: v.optional(UInt),
   stdin: v.optional(v.boolean()),
   env_vars: OptStrings,
-  check_hooks: v.optional(v.nullable(v.array(v.object({
-    type: v.pipe(v.string(), v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero')),
-    hooks: OptStrings,
-  })))),
+  check_hooks: v.optional(
+    v.nullable(
+      v.array(
+        v.object({
+          type: v.pipe(
+            v.string(),
+            v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero'),
+          ),
+          hooks: OptStrings,
+        }),
+      ),
+    ),
+  ),
   output_metric_format: v.optional(v.string()),
   output_metric_tags: v.optional(v.nullable(v.array(Tag))),
   output_metric_handlers: OptStrings,
@@ -34,7 +47,10 @@ export const RequestCheckConfig = v.looseObject({
 export type RequestCheckConfig = v.InferOutput<typeof RequestCheckConfig>;
 
 export const RequestHookConfig = v.looseObject({
-  metadata: v.looseObject({ ...ObjectMeta.entries, name: v.pipe(v.string(), v.minLength(1, 'hook name must be set')) }),
+  metadata: v.looseObject({
+    ...ObjectMeta.entries,
+    name: v.pipe(v.string(), v.minLength(1, 'hook name must be set')),
+  }),
   command: v.pipe(v.string('hook command must be set'), v.minLength(1, 'hook command must be set')),
   timeout: v.optional(UInt),
   stdin: v.optional(v.boolean()),
@@ -59,8 +75,13 @@ export type CheckRequest = v.InferOutput<typeof CheckRequest>;
 export const AllowListEntry = v.object({
   exec: v.pipe(v.string('exec must be a string'), v.minLength(1, 'exec must not be empty')),
   args: v.optional(v.nullable(v.array(v.string('args must be strings'))), []),
-  sha512: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{128}$/, 'sha512 must be 128 hexadecimal characters'))),
+  sha512: v.optional(
+    v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{128}$/, 'sha512 must be 128 hexadecimal characters')),
+  ),
   enable_env: v.optional(v.boolean(), false),
 });
-export const AllowList = v.array(AllowListEntry, 'the allow list is a list of {exec, args, sha512, enable_env}');
+export const AllowList = v.array(
+  AllowListEntry,
+  'the allow list is a list of {exec, args, sha512, enable_env}',
+);
 export type AllowListEntry = v.InferOutput<typeof AllowListEntry>;

@@ -4,8 +4,17 @@ import { ObjectMeta, UInt } from './common.ts';
 const ENTITY_CLASSES = ['agent', 'proxy', 'backend'] as const;
 
 /** The fields an entity's secrets are hidden in when it names none itself; logs hide them too. */
-export const DEFAULT_REDACT = ['password', 'passwd', 'pass', 'api_key', 'api_token', 'access_key',
-  'secret_key', 'private_key', 'secret'];
+export const DEFAULT_REDACT = [
+  'password',
+  'passwd',
+  'pass',
+  'api_key',
+  'api_token',
+  'access_key',
+  'secret_key',
+  'private_key',
+  'secret',
+];
 
 const NetworkInterface = v.object({
   name: v.string(),

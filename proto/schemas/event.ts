@@ -16,7 +16,12 @@ export const Check = v.looseObject({
   interval: v.optional(UInt),
   timeout: v.optional(UInt),
   // The dead man's switch (actors/entity/ttl.ts): 0 or less is off; as the reference, at least 5 s.
-  ttl: v.optional(v.pipe(v.number(), v.check((t) => t <= 0 || t >= 5, 'check ttl must be 0 (off) or at least 5 seconds'))),
+  ttl: v.optional(
+    v.pipe(
+      v.number(),
+      v.check((t) => t <= 0 || t >= 5, 'check ttl must be 0 (off) or at least 5 seconds'),
+    ),
+  ),
   subscriptions: v.optional(v.nullable(v.array(v.string()))),
   status: v.optional(UInt),
   output: v.optional(v.string()),

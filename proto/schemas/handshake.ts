@@ -20,7 +20,12 @@ export const AGENT_CAPABILITIES = { ackRetry: 'ack-retry' } as const;
 
 const Subscriptions = v.pipe(
   v.optional(v.string(), ''),
-  v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  v.transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
   v.array(v.pipe(v.string(), v.maxLength(253, 'subscription names are at most 253 characters'))),
 );
 
@@ -32,7 +37,12 @@ export const AgentHandshake = v.object({
   capabilities: v.pipe(
     v.optional(v.string(), ''),
     v.maxLength(1024, 'Monitor-Capabilities is at most 1024 characters'),
-    v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+    v.transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   ),
 });
 export type AgentHandshake = v.InferOutput<typeof AgentHandshake>;

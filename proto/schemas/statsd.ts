@@ -7,7 +7,10 @@ import * as v from 'valibot';
 const STATSD_TYPES = ['c', 'g', 'ms', 'h', 's'] as const;
 type StatsdType = (typeof STATSD_TYPES)[number];
 
-export interface StatsdTag { name: string; value: string }
+export interface StatsdTag {
+  name: string;
+  value: string;
+}
 
 export interface StatsdMetric {
   name: string;
@@ -45,13 +48,15 @@ export function parseStatsdLine(line: string): StatsdMetric | string {
   const name = line.slice(0, colon);
   // Control characters are exactly what this refuses.
   // eslint-disable-next-line no-control-regex
-  if (name === '' || name.length > MAX_NAME || /[\s|#@\x00-\x1f\x7f]/.test(name)) return `bad metric name "${name.slice(0, 40)}"`;
+  if (name === '' || name.length > MAX_NAME || /[\s|#@\x00-\x1f\x7f]/.test(name))
+    return `bad metric name "${name.slice(0, 40)}"`;
   const [valueText = '', typeText = '', ...extras] = line.slice(colon + 1).split('|');
   if (!(STATSD_TYPES as readonly string[]).includes(typeText)) return `unknown type "${typeText}"`;
   const type = typeText as StatsdType;
   let rate = 1;
   let tags: StatsdTag[] = [];
-  let seenRate = false, seenTags = false;
+  let seenRate = false,
+    seenTags = false;
   for (const extra of extras) {
     if (extra.startsWith('@') && !seenRate) {
       if (!NUMBER.test(extra.slice(1))) return `bad sample rate "${extra}"`;
@@ -83,7 +88,10 @@ export const StatsdLine = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const r = parseStatsdLine(dataset.value);
-    if (typeof r === 'string') { addIssue({ message: r }); return NEVER; }
+    if (typeof r === 'string') {
+      addIssue({ message: r });
+      return NEVER;
+    }
     return r;
   }),
 );

@@ -1,12 +1,21 @@
 import { readFileSync } from 'node:fs';
 import protobuf from 'protobufjs';
-import { CONTENT_JSON, CONTENT_PROTOBUF, FrameError, jsonCodec, type FrameType, type PayloadCodec } from '../frames.ts';
+import {
+  CONTENT_JSON,
+  CONTENT_PROTOBUF,
+  FrameError,
+  jsonCodec,
+  type FrameType,
+  type PayloadCodec,
+} from '../frames.ts';
 
 // The protobuf payload codec, built at start-up from monitor.proto (protobufjs parses the text; no
 // generated code). Values stay in the JSON shape the rest of the programs use; only the bytes on the
 // socket change.
 
-const root = protobuf.parse(readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8'), { keepCase: true }).root;
+const root = protobuf.parse(readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8'), {
+  keepCase: true,
+}).root;
 const lookup = (name: string) => root.lookupType(`monitor.core.v2.${name}`);
 
 /** The message each frame type carries. */
@@ -40,7 +49,8 @@ function restoreZeros(type: FrameType, o: Obj): Obj {
   if (type === 'ack') return { ok: false, ...o };
   if ((type === 'event' || type === 'keepalive') && isObj(o.check)) {
     const check: Obj = { status: 0, ...o.check };
-    if (Array.isArray(check.history)) check.history = check.history.map((h) => (isObj(h) ? { status: 0, executed: 0, ...h } : h));
+    if (Array.isArray(check.history))
+      check.history = check.history.map((h) => (isObj(h) ? { status: 0, executed: 0, ...h } : h));
     if (Array.isArray(check.hooks)) check.hooks = check.hooks.map((h) => (isObj(h) ? flatHook(h) : h));
     return { ...o, check };
   }
@@ -82,8 +92,11 @@ export const protobufCodec: PayloadCodec = {
     if (!type) throw new FrameError('protobuf payloads need their frame type');
     const T = MESSAGE_OF[type];
     let msg: protobuf.Message;
-    try { msg = T.decode(payload); }
-    catch (err) { throw new FrameError(`malformed protobuf ${T.name}: ${(err as Error).message}`); }
+    try {
+      msg = T.decode(payload);
+    } catch (err) {
+      throw new FrameError(`malformed protobuf ${T.name}: ${(err as Error).message}`);
+    }
     const o = T.toObject(msg, { longs: Number, defaults: false }) as Obj;
     if (o.id instanceof Uint8Array) o.id = idFromBytes(o.id);
     return restoreZeros(type, o);

@@ -3,8 +3,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import {
-  loud, sleep, startAgent, startBackend, startEtcd, startNats, waitFor,
-  type AgentProc, type Backend,
+  loud,
+  sleep,
+  startAgent,
+  startBackend,
+  startEtcd,
+  startNats,
+  waitFor,
+  type AgentProc,
+  type Backend,
 } from '../harness/index.ts';
 import { etcdKeys, SHARD_COUNT, shardOfOwnerKey } from '../../proto/names.ts';
 import { shardOf } from '../../actors/runtime/hash.ts';
@@ -36,23 +43,29 @@ async function owners(): Promise<Map<number, string>> {
 
 /** Waits until all 256 shards are owned, by the live members only, as each node's /health agrees. */
 async function settled(members: string[]) {
-  return waitFor(async () => {
-    const table = await owners();
-    if (table.size !== SHARD_COUNT) return undefined;
-    if ([...table.values()].some((o) => !members.includes(o))) return undefined;
-    for (const m of members) {
-      const h = await node(m).health();
-      if (h.status !== 200 || h.body.shards.owned !== [...table.values()].filter((o) => o === m).length) return undefined;
-      if (ownerCountExpected(m, members) !== h.body.shards.owned) return undefined;
-    }
-    return table;
-  }, { timeoutMs: 40000, intervalMs: 250, what: `shards settled over ${members.join(',')}` });
+  return waitFor(
+    async () => {
+      const table = await owners();
+      if (table.size !== SHARD_COUNT) return undefined;
+      if ([...table.values()].some((o) => !members.includes(o))) return undefined;
+      for (const m of members) {
+        const h = await node(m).health();
+        if (h.status !== 200 || h.body.shards.owned !== [...table.values()].filter((o) => o === m).length)
+          return undefined;
+        if (ownerCountExpected(m, members) !== h.body.shards.owned) return undefined;
+      }
+      return table;
+    },
+    { timeoutMs: 40000, intervalMs: 250, what: `shards settled over ${members.join(',')}` },
+  );
 }
-const ownerCountExpected = (m: string, members: string[]) => Array.from({ length: SHARD_COUNT }, (_, s) => ownerOf(s, members)).filter((o) => o === m).length;
+const ownerCountExpected = (m: string, members: string[]) =>
+  Array.from({ length: SHARD_COUNT }, (_, s) => ownerOf(s, members)).filter((o) => o === m).length;
 
 /** An agent name whose entity lives in a shard owned by `owner` among `members`. */
 function agentNameOwnedBy(prefix: string, owner: string, members: string[]): string {
-  for (let i = 0; i < 10_000; i++) if (ownerOf(shardOfAgent(`${prefix}-${i}`), members) === owner) return `${prefix}-${i}`;
+  for (let i = 0; i < 10_000; i++)
+    if (ownerOf(shardOfAgent(`${prefix}-${i}`), members) === owner) return `${prefix}-${i}`;
   throw new Error('no name found');
 }
 
@@ -62,15 +75,23 @@ async function keepaliveOf(b: Backend, agent: string) {
 }
 
 const waitStatus = (b: Backend, agent: string, status: number, timeoutMs: number) =>
-  waitFor(async () => { const e = await keepaliveOf(b, agent); return e?.check.status === status ? e : undefined; }, { timeoutMs, intervalMs: 100, what: `${agent} keepalive status ${status}` });
+  waitFor(
+    async () => {
+      const e = await keepaliveOf(b, agent);
+      return e?.check.status === status ? e : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: `${agent} keepalive status ${status}` },
+  );
 
 const logTime = (l: Record<string, any>) => Date.parse(l.time);
 
-test.before(loud(async () => {
-  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-  etcd = new Etcd3({ hosts: etcdSvc.url });
-  await Promise.all(['b1', 'b2', 'b3'].map(launch));
-}));
+test.before(
+  loud(async () => {
+    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+    etcd = new Etcd3({ hosts: etcdSvc.url });
+    await Promise.all(['b1', 'b2', 'b3'].map(launch));
+  }),
+);
 
 test.after(async () => {
   for (const a of agents) await a.kill().catch(() => {});
@@ -88,7 +109,12 @@ test('every shard has exactly one owner, as placement says', async () => {
 
 test('SIGKILL of the node owning a silent agent: the deadline fires on another node', async () => {
   const name = agentNameOwnedBy('kill-agent', 'b3', ['b1', 'b2', 'b3']);
-  const agent = await startAgent({ name, backendUrls: [node('b1').agentUrl], keepaliveInterval: 1, warning: 5 });
+  const agent = await startAgent({
+    name,
+    backendUrls: [node('b1').agentUrl],
+    keepaliveInterval: 1,
+    warning: 5,
+  });
   agents.push(agent);
   await waitStatus(node('b1'), name, 0, 20000);
   await agent.kill();
@@ -108,7 +134,12 @@ test('a frozen node stops before its lease expires and applies nothing twice', a
   await settled(['b1', 'b2', 'b3']);
   const members = ['b1', 'b2', 'b3'];
   const name = agentNameOwnedBy('frozen-agent', 'b2', members);
-  const agent = await startAgent({ name, backendUrls: [node('b1').agentUrl], keepaliveInterval: 1, warning: 8 });
+  const agent = await startAgent({
+    name,
+    backendUrls: [node('b1').agentUrl],
+    keepaliveInterval: 1,
+    warning: 8,
+  });
   agents.push(agent);
   await waitStatus(node('b1'), name, 0, 20000);
 
@@ -116,10 +147,13 @@ test('a frozen node stops before its lease expires and applies nothing twice', a
   const stoppedAt = Date.now();
   await b2.kill('SIGSTOP');
   // Well past the lease: the others take b2's shards and keep serving the agent.
-  await waitFor(async () => {
-    const table = await owners();
-    return table.size === SHARD_COUNT && ![...table.values()].includes('b2') ? true : undefined;
-  }, { timeoutMs: 30000, intervalMs: 200, what: 'the shards of the frozen node to move' });
+  await waitFor(
+    async () => {
+      const table = await owners();
+      return table.size === SHARD_COUNT && ![...table.values()].includes('b2') ? true : undefined;
+    },
+    { timeoutMs: 30000, intervalMs: 200, what: 'the shards of the frozen node to move' },
+  );
   await sleep(3000);
   const during = await keepaliveOf(node('b1'), name);
   assert.is(during.check.status, 0, 'the agent stayed healthy through the takeover');
@@ -132,16 +166,25 @@ test('a frozen node stops before its lease expires and applies nothing twice', a
   await sleep(2000);
   const after = await keepaliveOf(node('b1'), name);
   assert.is(after.check.status, 0);
-  assert.ok(after.check.history.every((h: { status: number }) => h.status === 0), 'never alerted');
+  assert.ok(
+    after.check.history.every((h: { status: number }) => h.status === 0),
+    'never alerted',
+  );
 
   // After SIGCONT and before re-acquiring shards, b2 must not have committed anything.
   const logs = b2.logs();
-  const reactivated = logs.filter((l) => l.msg === 'shard activated' && logTime(l) >= continuedAt).map(logTime);
+  const reactivated = logs
+    .filter((l) => l.msg === 'shard activated' && logTime(l) >= continuedAt)
+    .map(logTime);
   const firstReactivation = Math.min(...reactivated);
   assert.ok(Number.isFinite(firstReactivation), 'b2 re-acquired shards');
-  const lost = logs.find((l) => l.msg === 'cluster session lost; stopping all work and rejoining' && logTime(l) >= continuedAt);
+  const lost = logs.find(
+    (l) => l.msg === 'cluster session lost; stopping all work and rejoining' && logTime(l) >= continuedAt,
+  );
   assert.ok(lost, 'b2 noticed it had lost its session');
-  const stale = logs.filter((l) => l.msg === 'turn committed' && logTime(l) > stoppedAt && logTime(l) < firstReactivation);
+  const stale = logs.filter(
+    (l) => l.msg === 'turn committed' && logTime(l) > stoppedAt && logTime(l) < firstReactivation,
+  );
   assert.equal(stale, [], 'no turn committed by the frozen node before it re-acquired shards');
 
   // Across the cluster every message was applied at most once.
@@ -154,7 +197,9 @@ test('a frozen node stops before its lease expires and applies nothing twice', a
     }
   }
   assert.ok(seen.size >= 8, `saw ${seen.size} committed messages`);
-  const notRecorded = node('b1').logs().filter((l) => l.msg === 'keepalive not recorded' && logTime(l) > stoppedAt);
+  const notRecorded = node('b1')
+    .logs()
+    .filter((l) => l.msg === 'keepalive not recorded' && logTime(l) > stoppedAt);
   assert.equal(notRecorded, [], 'every keepalive of the takeover window was recorded');
   await agent.kill();
 });
@@ -167,10 +212,17 @@ test('a fourth node joins: it takes shards and no deadline is lost or doubled', 
   for (let i = 0; names.length < 12 && i < 10_000; i++) {
     const n = `join-agent-${i}`;
     const moves = ownerOf(shardOfAgent(n), after) === 'b4';
-    if (moves ? names.filter((x) => ownerOf(shardOfAgent(x), after) === 'b4').length < 6 : names.length - names.filter((x) => ownerOf(shardOfAgent(x), after) === 'b4').length < 6) names.push(n);
+    if (
+      moves
+        ? names.filter((x) => ownerOf(shardOfAgent(x), after) === 'b4').length < 6
+        : names.length - names.filter((x) => ownerOf(shardOfAgent(x), after) === 'b4').length < 6
+    )
+      names.push(n);
   }
   const urls = before.map((b) => node(b).agentUrl);
-  const started = await Promise.all(names.map((name) => startAgent({ name, backendUrls: urls, keepaliveInterval: 1, warning: 6 })));
+  const started = await Promise.all(
+    names.map((name) => startAgent({ name, backendUrls: urls, keepaliveInterval: 1, warning: 6 })),
+  );
   agents.push(...started);
   for (const n of names) await waitStatus(node('b1'), n, 0, 30000);
 
@@ -188,8 +240,11 @@ test('a fourth node joins: it takes shards and no deadline is lost or doubled', 
   await sleep(1500);
   for (const n of names) {
     const ev = await keepaliveOf(node('b2'), n);
-    const alerts = ev.check.history.filter((h: { status: number }) => h.status !== 0).map((h: { executed: number }) => h.executed);
-    for (let i = 1; i < alerts.length; i++) assert.ok(alerts[i] - alerts[i - 1] >= 5, `${n}: alerts at ${alerts}`);
+    const alerts = ev.check.history
+      .filter((h: { status: number }) => h.status !== 0)
+      .map((h: { executed: number }) => h.executed);
+    for (let i = 1; i < alerts.length; i++)
+      assert.ok(alerts[i] - alerts[i - 1] >= 5, `${n}: alerts at ${alerts}`);
   }
   const movedToB4 = names.filter((n) => ownerOf(shardOfAgent(n), after) === 'b4');
   assert.is(movedToB4.length, 6);

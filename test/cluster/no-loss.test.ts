@@ -20,8 +20,20 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  adminAuth, getJson, loud, sleep, startAgent, startBackend, startEtcdCluster, startNatsCluster, waitFor,
-  type AgentProc, type Backend, type EtcdCluster, type NatsCluster, type Proc,
+  adminAuth,
+  getJson,
+  loud,
+  sleep,
+  startAgent,
+  startBackend,
+  startEtcdCluster,
+  startNatsCluster,
+  waitFor,
+  type AgentProc,
+  type Backend,
+  type EtcdCluster,
+  type NatsCluster,
+  type Proc,
 } from '../harness/index.ts';
 import { SHARD_COUNT } from '../../proto/names.ts';
 import { shardOf } from '../../actors/runtime/hash.ts';
@@ -70,7 +82,11 @@ interface Sent {
 const ledger: Sent[] = [];
 let round = 'warm-up';
 const rounds: string[] = ['warm-up'];
-const setRound = (name: string) => { round = name; rounds.push(name); console.log(`[no-loss] ${new Date().toISOString()} round: ${name}`); };
+const setRound = (name: string) => {
+  round = name;
+  rounds.push(name);
+  console.log(`[no-loss] ${new Date().toISOString()} round: ${name}`);
+};
 
 const pad = (n: number) => String(n).padStart(6, '0');
 
@@ -93,13 +109,23 @@ function paced(rate: number, stopped: () => boolean, fn: (seq: number) => void):
 
 /** One event to an agent's HTTP API; no retry (a retry after a lost 202 would be a second event). */
 async function agentEvent(agent: AgentProc, seq: number, inflight: Set<Promise<void>>): Promise<void> {
-  const rec: Sent = { source: 'agent', via: agent.name, entity: agent.name, check: `${agent.name}-${pad(seq)}`, round, acked: false, attempts: 1 };
+  const rec: Sent = {
+    source: 'agent',
+    via: agent.name,
+    entity: agent.name,
+    check: `${agent.name}-${pad(seq)}`,
+    round,
+    acked: false,
+    attempts: 1,
+  };
   ledger.push(rec);
   const p = (async () => {
     try {
       const r = await getJson(`${agent.apiUrl}/events`, {
         method: 'POST',
-        body: { check: { metadata: { name: rec.check }, status: 0, output: `sent in ${rec.round}`, interval: 60 } },
+        body: {
+          check: { metadata: { name: rec.check }, status: 0, output: `sent in ${rec.round}`, interval: 60 },
+        },
         signal: AbortSignal.timeout(REST_ATTEMPT_TIMEOUT_MS),
       });
       if (r.status === 202) rec.acked = true;
@@ -119,13 +145,26 @@ async function agentEvent(agent: AgentProc, seq: number, inflight: Set<Promise<v
 async function restEvent(seq: number, inflight: Set<Promise<void>>): Promise<void> {
   const entity = PROXIES[seq % PROXIES.length]!;
   const key = randomUUID();
-  const rec: Sent = { source: 'rest', via: '', entity, check: `r-${pad(seq)}`, round, acked: false, attempts: 0 };
+  const rec: Sent = {
+    source: 'rest',
+    via: '',
+    entity,
+    check: `r-${pad(seq)}`,
+    round,
+    acked: false,
+    attempts: 0,
+  };
   ledger.push(rec);
   // No `id` in the body: a plain REST client sends none, and the Idempotency-Key header is the
   // contract for its retries.
   const body = {
     entity: { metadata: { name: entity, namespace: NS }, entity_class: 'proxy' },
-    check: { metadata: { name: rec.check, namespace: NS }, status: 0, output: `sent in ${rec.round}`, interval: 60 },
+    check: {
+      metadata: { name: rec.check, namespace: NS },
+      status: 0,
+      output: `sent in ${rec.round}`,
+      interval: 60,
+    },
   };
   const p = (async () => {
     const deadline = Date.now() + REST_RETRY_WINDOW_MS;
@@ -141,7 +180,10 @@ async function restEvent(seq: number, inflight: Set<Promise<void>>): Promise<voi
           body,
           signal: AbortSignal.timeout(Math.max(1, Math.min(REST_ATTEMPT_TIMEOUT_MS, deadline - Date.now()))),
         });
-        if (r.status === 201) { rec.acked = true; return; }
+        if (r.status === 201) {
+          rec.acked = true;
+          return;
+        }
         rec.lastError = `${b.name}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
       } catch (err) {
         rec.lastError = `${b.name}: ${(err as Error).message}`;
@@ -158,8 +200,22 @@ function startLoad(): { stop(): Promise<void> } {
   let stopped = false;
   const inflight = new Set<Promise<void>>();
   const loops = [
-    ...agents.map((a) => paced(AGENT_RATE, () => stopped, (seq) => { void agentEvent(a, seq, inflight); })),
-    paced(REST_RATE, () => stopped, (seq) => { void restEvent(seq, inflight); }),
+    ...agents.map((a) =>
+      paced(
+        AGENT_RATE,
+        () => stopped,
+        (seq) => {
+          void agentEvent(a, seq, inflight);
+        },
+      ),
+    ),
+    paced(
+      REST_RATE,
+      () => stopped,
+      (seq) => {
+        void restEvent(seq, inflight);
+      },
+    ),
   ];
   return {
     async stop() {
@@ -174,14 +230,16 @@ function startLoad(): { stop(): Promise<void> } {
 // --- cluster helpers --------------------------------------------------------------------------------
 
 async function launch(name: string, options?: Backend['options']): Promise<Backend> {
-  const b = await startBackend(options ?? {
-    name,
-    etcdUrl: etcd!.urls.join(','),
-    natsUrl: nats!.urls.join(','),
-    logLevel: 'info',
-    extraArgs: ['--nats-replicas', '3'],
-    readyTimeoutMs: 60_000,
-  });
+  const b = await startBackend(
+    options ?? {
+      name,
+      etcdUrl: etcd!.urls.join(','),
+      natsUrl: nats!.urls.join(','),
+      logLevel: 'info',
+      extraArgs: ['--nats-replicas', '3'],
+      readyTimeoutMs: 60_000,
+    },
+  );
   backends.set(name, b);
   backendProcs.push(b.proc);
   return b;
@@ -189,13 +247,17 @@ async function launch(name: string, options?: Backend['options']): Promise<Backe
 
 /** Every backend answers /health 200 (etcd and NATS reachable from each). */
 const allServing = (what: string) =>
-  waitFor(async () => {
-    for (const b of backends.values()) if ((await b.health()).status !== 200) return undefined;
-    return true;
-  }, { timeoutMs: 30_000, intervalMs: 250, what });
+  waitFor(
+    async () => {
+      for (const b of backends.values()) if ((await b.health()).status !== 200) return undefined;
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what },
+  );
 
 /** The backend owning an agent's entity actor, by the placement every node computes. */
-const ownerOfEntity = (entity: string) => ownerOf(shardOf('entity', `${NS}/${entity}`, SHARD_COUNT), BACKENDS)!;
+const ownerOfEntity = (entity: string) =>
+  ownerOf(shardOf('entity', `${NS}/${entity}`, SHARD_COUNT), BACKENDS)!;
 
 async function natsRound(i: number, done: Set<string>): Promise<void> {
   const eventsLeader = await nats!.streamLeader(EVENTS_STREAM);
@@ -204,7 +266,10 @@ async function natsRound(i: number, done: Set<string>): Promise<void> {
   // The leader of the events stream, while it is one we have not killed yet: that is what loses events.
   const target = left.find((n) => n.name === eventsLeader) ?? left[0]!;
   done.add(target.name);
-  const roles = [target.name === eventsLeader && 'events leader', target.name === entitiesLeader && 'entities leader'].filter(Boolean);
+  const roles = [
+    target.name === eventsLeader && 'events leader',
+    target.name === entitiesLeader && 'entities leader',
+  ].filter(Boolean);
   setRound(`nats-${i}: SIGKILL ${target.name}${roles.length ? ` (${roles.join(', ')})` : ''}`);
   await target.kill();
   await sleep(DOWN_MS);
@@ -235,7 +300,10 @@ async function etcdRound(): Promise<void> {
 
 // --- read-back --------------------------------------------------------------------------------------
 
-interface Stored { history: number; occurrences: number }
+interface Stored {
+  history: number;
+  occurrences: number;
+}
 const keyOf = (entity: string, check: string) => `${entity}/${check}`;
 
 /** Every event of the namespace, by `entity/check`, one list call per page. */
@@ -244,10 +312,16 @@ async function listEvents(b: Backend): Promise<Map<string, Stored>> {
   let cont: string | null = null;
   for (let page = 0; page < 1000; page++) {
     const q: string = `limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`;
-    const r = await b.get(`/api/core/v2/namespaces/${NS}/events?${q}`, { signal: AbortSignal.timeout(30_000) });
-    if (r.status !== 200 || !Array.isArray(r.body)) throw new Error(`list events: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    const r = await b.get(`/api/core/v2/namespaces/${NS}/events?${q}`, {
+      signal: AbortSignal.timeout(30_000),
+    });
+    if (r.status !== 200 || !Array.isArray(r.body))
+      throw new Error(`list events: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
     for (const e of r.body) {
-      out.set(keyOf(e.entity?.metadata?.name, e.check?.metadata?.name), { history: e.check?.history?.length ?? 0, occurrences: e.check?.occurrences ?? 0 });
+      out.set(keyOf(e.entity?.metadata?.name, e.check?.metadata?.name), {
+        history: e.check?.history?.length ?? 0,
+        occurrences: e.check?.occurrences ?? 0,
+      });
     }
     cont = r.headers.get('monitor-continue');
     if (!cont) return out;
@@ -259,7 +333,8 @@ async function listEvents(b: Backend): Promise<Map<string, Stored>> {
 async function getEvent(b: Backend, entity: string, check: string): Promise<Stored | undefined> {
   const r = await b.get(`/api/core/v2/namespaces/${NS}/events/${entity}/${check}`);
   if (r.status === 404) return undefined;
-  if (r.status !== 200) throw new Error(`GET ${entity}/${check}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+  if (r.status !== 200)
+    throw new Error(`GET ${entity}/${check}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
   return { history: r.body.check?.history?.length ?? 0, occurrences: r.body.check?.occurrences ?? 0 };
 }
 
@@ -284,7 +359,10 @@ async function readBack(acked: Sent[]): Promise<ReadBack> {
     const listed = await listEvents(b).catch(() => new Map<string, Stored>());
     for (const s of acked) {
       const fromList = listed.get(keyOf(s.entity, s.check));
-      if (fromList) { out.stored.set(s, fromList); continue; }
+      if (fromList) {
+        out.stored.set(s, fromList);
+        continue;
+      }
       try {
         const one = await getEvent(b, s.entity, s.check);
         if (one) out.stored.set(s, one);
@@ -294,7 +372,9 @@ async function readBack(acked: Sent[]): Promise<ReadBack> {
     }
     const missing = acked.length - out.stored.size;
     if (missing === 0 || Date.now() > deadline) return out;
-    console.log(`[no-loss] ${missing} acknowledged events not readable yet (${out.unreadable.size} reads failed)`);
+    console.log(
+      `[no-loss] ${missing} acknowledged events not readable yet (${out.unreadable.size} reads failed)`,
+    );
     await sleep(3000);
   }
 }
@@ -307,12 +387,19 @@ function byRound(items: Array<{ s: Sent; note?: string }>): string {
     g.push(`${s.entity}/${s.check}${note ? ` ${note}` : ''}`);
     groups.set(s.round, g);
   }
-  return [...groups].map(([r, ids]) => `\n  [${r}] ${ids.length}: ${ids.slice(0, 40).join(', ')}${ids.length > 40 ? ', ...' : ''}`).join('');
+  return [...groups]
+    .map(
+      ([r, ids]) =>
+        `\n  [${r}] ${ids.length}: ${ids.slice(0, 40).join(', ')}${ids.length > 40 ? ', ...' : ''}`,
+    )
+    .join('');
 }
 
 /** What the backends logged about failed state writes: context for a failure. */
 function backendLogSummary(): string {
-  let failedWrites = 0, jsUnavailable = 0, conflicts = 0;
+  let failedWrites = 0,
+    jsUnavailable = 0,
+    conflicts = 0;
   for (const p of backendProcs) {
     for (const l of p.jsonLines()) {
       if (l.msg !== 'state write failed; reloading the actor') continue;
@@ -328,25 +415,36 @@ function backendLogSummary(): string {
 
 let results: ReadBack | undefined;
 
-test.before(loud(async () => {
-  [etcd, nats] = await Promise.all([startEtcdCluster({ size: 3 }), startNatsCluster({ size: 3 })]);
-  // The first backend creates the replicated buckets and streams; the others find them.
-  await launch(BACKENDS[0]!);
-  await Promise.all(BACKENDS.slice(1).map((n) => launch(n)));
-  await allServing('three backends');
-  const urls = BACKENDS.map((n) => backends.get(n)!.agentUrl);
-  for (const name of AGENTS) {
-    agents.push(await startAgent({
-      name, backendUrls: urls, keepaliveInterval: 2, warning: 30, logLevel: 'info',
-      // The agents must not be the bottleneck: far above the rate they are fed.
-      extraArgs: ['--events-rate-limit', '500', '--events-burst-limit', '500'],
-    }));
-  }
-  const b = backends.get(BACKENDS[0]!)!;
-  for (const name of AGENTS) {
-    await waitFor(async () => (await b.get(`/api/core/v2/namespaces/${NS}/events/${name}/keepalive`)).status === 200, { timeoutMs: 30_000, what: `agent ${name} registered` });
-  }
-}));
+test.before(
+  loud(async () => {
+    [etcd, nats] = await Promise.all([startEtcdCluster({ size: 3 }), startNatsCluster({ size: 3 })]);
+    // The first backend creates the replicated buckets and streams; the others find them.
+    await launch(BACKENDS[0]!);
+    await Promise.all(BACKENDS.slice(1).map((n) => launch(n)));
+    await allServing('three backends');
+    const urls = BACKENDS.map((n) => backends.get(n)!.agentUrl);
+    for (const name of AGENTS) {
+      agents.push(
+        await startAgent({
+          name,
+          backendUrls: urls,
+          keepaliveInterval: 2,
+          warning: 30,
+          logLevel: 'info',
+          // The agents must not be the bottleneck: far above the rate they are fed.
+          extraArgs: ['--events-rate-limit', '500', '--events-burst-limit', '500'],
+        }),
+      );
+    }
+    const b = backends.get(BACKENDS[0]!)!;
+    for (const name of AGENTS) {
+      await waitFor(
+        async () => (await b.get(`/api/core/v2/namespaces/${NS}/events/${name}/keepalive`)).status === 200,
+        { timeoutMs: 30_000, what: `agent ${name} registered` },
+      );
+    }
+  }),
+);
 
 test.after(async () => {
   for (const a of agents) await a.kill().catch(() => {});
@@ -370,19 +468,35 @@ test('under load, each nats-server, one backend and one etcd member are SIGKILLe
     setRound('stopped');
     await load.stop();
   }
-  console.log(`[no-loss] load ran ${((Date.now() - started) / 1000).toFixed(0)}s; ${ledger.length} events sent, ${ledger.filter((s) => s.acked).length} acknowledged`);
+  console.log(
+    `[no-loss] load ran ${((Date.now() - started) / 1000).toFixed(0)}s; ${ledger.length} events sent, ${ledger.filter((s) => s.acked).length} acknowledged`,
+  );
   for (const r of rounds) {
     const sent = ledger.filter((s) => s.round === r);
     if (sent.length === 0) continue;
     const acked = sent.filter((s) => s.acked);
-    console.log(`[no-loss]   ${r}: sent ${sent.length}, acknowledged ${acked.length} (agent ${acked.filter((s) => s.source === 'agent').length}, rest ${acked.filter((s) => s.source === 'rest').length})`);
+    console.log(
+      `[no-loss]   ${r}: sent ${sent.length}, acknowledged ${acked.length} (agent ${acked.filter((s) => s.source === 'agent').length}, rest ${acked.filter((s) => s.source === 'rest').length})`,
+    );
   }
   const unacked = ledger.filter((s) => !s.acked);
-  if (unacked.length) console.log(`[no-loss] not acknowledged: ${unacked.length}, e.g. ${unacked.slice(0, 5).map((s) => `${s.check}: ${s.lastError}`).join('; ')}`);
+  if (unacked.length)
+    console.log(
+      `[no-loss] not acknowledged: ${unacked.length}, e.g. ${unacked
+        .slice(0, 5)
+        .map((s) => `${s.check}: ${s.lastError}`)
+        .join('; ')}`,
+    );
   // The load reached the cluster in every round (a dead load generator proves nothing).
   for (const r of rounds.filter((x) => x !== 'stopped')) {
-    assert.ok(ledger.some((s) => s.round === r && s.acked && s.source === 'rest'), `REST events were acknowledged in round "${r}"`);
-    assert.ok(ledger.some((s) => s.round === r && s.acked && s.source === 'agent'), `agent events were acknowledged in round "${r}"`);
+    assert.ok(
+      ledger.some((s) => s.round === r && s.acked && s.source === 'rest'),
+      `REST events were acknowledged in round "${r}"`,
+    );
+    assert.ok(
+      ledger.some((s) => s.round === r && s.acked && s.source === 'agent'),
+      `agent events were acknowledged in round "${r}"`,
+    );
   }
 });
 
@@ -393,12 +507,17 @@ test('every event acknowledged to an agent (202) or a REST client (201) is store
   const missing = acked.filter((s) => !results!.stored.has(s));
   const lost = missing.filter((s) => !results!.unreadable.has(s));
   const note = (s: Sent) => (s.source === 'rest' ? `(rest via ${s.via})` : '(agent)');
-  console.log(`[no-loss] lost: ${lost.length} of ${acked.length} acknowledged (agent ${lost.filter((s) => s.source === 'agent').length}, rest ${lost.filter((s) => s.source === 'rest').length}), unreadable ${missing.length - lost.length}; ${backendLogSummary()}`);
+  console.log(
+    `[no-loss] lost: ${lost.length} of ${acked.length} acknowledged (agent ${lost.filter((s) => s.source === 'agent').length}, rest ${lost.filter((s) => s.source === 'rest').length}), unreadable ${missing.length - lost.length}; ${backendLogSummary()}`,
+  );
   assert.equal(
-    missing.length, 0,
+    missing.length,
+    0,
     `${lost.length} of ${acked.length} acknowledged events are not stored (404) after ${READ_BACK_TIMEOUT_MS / 1000}s, by the round they were sent in:` +
       byRound(lost.map((s) => ({ s, note: note(s) }))) +
-      (missing.length > lost.length ? `\n${missing.length - lost.length} more could not be read:${byRound(missing.filter((s) => results!.unreadable.has(s)).map((s) => ({ s, note: results!.unreadable.get(s) })))}` : '') +
+      (missing.length > lost.length
+        ? `\n${missing.length - lost.length} more could not be read:${byRound(missing.filter((s) => results!.unreadable.has(s)).map((s) => ({ s, note: results!.unreadable.get(s) })))}`
+        : '') +
       `\n${backendLogSummary()}`,
   );
 });
@@ -406,12 +525,21 @@ test('every event acknowledged to an agent (202) or a REST client (201) is store
 test('no acknowledged event is applied twice: each stored one has exactly one history entry and occurrences 1', async () => {
   const acked = ledger.filter((s) => s.acked);
   results ??= await readBack(acked);
-  const doubled = acked.filter((s) => { const st = results!.stored.get(s); return st !== undefined && (st.history !== 1 || st.occurrences !== 1); });
+  const doubled = acked.filter((s) => {
+    const st = results!.stored.get(s);
+    return st !== undefined && (st.history !== 1 || st.occurrences !== 1);
+  });
   console.log(`[no-loss] doubled: ${doubled.length} of ${acked.length} acknowledged`);
   assert.equal(
-    doubled.length, 0,
+    doubled.length,
+    0,
     `${doubled.length} acknowledged events were applied more than once, by the round they were sent in:` +
-      byRound(doubled.map((s) => ({ s, note: `(history ${results!.stored.get(s)!.history}, occurrences ${results!.stored.get(s)!.occurrences}, ${s.source} via ${s.via})` }))),
+      byRound(
+        doubled.map((s) => ({
+          s,
+          note: `(history ${results!.stored.get(s)!.history}, occurrences ${results!.stored.get(s)!.occurrences}, ${s.source} via ${s.via})`,
+        })),
+      ),
   );
 });
 

@@ -2,7 +2,16 @@
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, getJson, loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  freePort,
+  getJson,
+  loud,
+  startAgent,
+  startBackend,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 import { fresh } from '../harness/api.ts';
 import { VERSION } from '../../proto/version.ts';
 
@@ -16,13 +25,20 @@ let agent: AgentProc;
 const others: AgentProc[] = [];
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
-  getJson(`${agent.apiUrl}/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  getJson(`${agent.apiUrl}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 async function storedEvent(entity: string, check: string) {
-  return waitFor(async () => {
-    const r = await backend.get(`/api/core/v2/namespaces/default/events/${entity}/${check}`);
-    return r.status === 200 ? r.body : undefined;
-  }, { timeoutMs: 15000, intervalMs: 100, what: `event ${entity}/${check}` });
+  return waitFor(
+    async () => {
+      const r = await backend.get(`/api/core/v2/namespaces/default/events/${entity}/${check}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { timeoutMs: 15000, intervalMs: 100, what: `event ${entity}/${check}` },
+  );
 }
 
 function badRequest(r: { status: number; body: any }, status: number, what: string, pattern?: RegExp) {
@@ -32,14 +48,19 @@ function badRequest(r: { status: number; body: any }, status: number, what: stri
   if (pattern) assert.match(r.body.message, pattern, what);
 }
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'agent-api' });
-  agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
-  await waitFor(async () => {
-    const r = await getJson(`${agent.apiUrl}/healthz`).catch(() => undefined);
-    return r?.status === 200 ? r : undefined;
-  }, { timeoutMs: 20000, what: 'agent API healthy' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'agent-api' });
+    agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
+    await waitFor(
+      async () => {
+        const r = await getJson(`${agent.apiUrl}/healthz`).catch(() => undefined);
+        return r?.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 20000, what: 'agent API healthy' },
+    );
+  }),
+);
 
 test.after(async () => {
   for (const a of others) await a.stop().catch(() => {});
@@ -59,7 +80,9 @@ test('GET /healthz: 200 ok while connected; GET /version: the version as JSON', 
 
 test('POST /events: 202, and the backend stores the event on the agent entity with the fields filled in', async () => {
   const check = fresh('api-check');
-  const r = await post({ check: { metadata: { name: check }, status: 1, output: 'disk 91% full', handlers: ['slack'] } });
+  const r = await post({
+    check: { metadata: { name: check }, status: 1, output: 'disk 91% full', handlers: ['slack'] },
+  });
   assert.is(r.status, 202, JSON.stringify(r.body));
   const ev = await storedEvent(AGENT, check);
   assert.is(ev.entity.metadata.name, AGENT);
@@ -75,7 +98,10 @@ test('POST /events: 202, and the backend stores the event on the agent entity wi
 
 test('POST /events without a Content-Type is still read as JSON (curl -d sends form encoding)', async () => {
   const check = fresh('no-ctype');
-  const r = await getJson(`${agent.apiUrl}/events`, { method: 'POST', body: JSON.stringify({ check: { metadata: { name: check }, status: 0, output: 'fine' } }) });
+  const r = await getJson(`${agent.apiUrl}/events`, {
+    method: 'POST',
+    body: JSON.stringify({ check: { metadata: { name: check }, status: 0, output: 'fine' } }),
+  });
   assert.is(r.status, 202);
   await storedEvent(AGENT, check);
 });
@@ -83,7 +109,9 @@ test('POST /events without a Content-Type is still read as JSON (curl -d sends f
 test('check.proxy_entity_name creates a proxy entity holding the event; the agent entity is unchanged', async () => {
   const proxy = fresh('router');
   const check = fresh('ping');
-  const r = await post({ check: { metadata: { name: check }, status: 2, output: 'unreachable', proxy_entity_name: proxy } });
+  const r = await post({
+    check: { metadata: { name: check }, status: 2, output: 'unreachable', proxy_entity_name: proxy },
+  });
   assert.is(r.status, 202, JSON.stringify(r.body));
   const ev = await storedEvent(proxy, check);
   assert.is(ev.entity.metadata.name, proxy);
@@ -99,16 +127,22 @@ test('check.proxy_entity_name creates a proxy entity holding the event; the agen
 
   // A second event for the same proxy goes to the existing entity (history grows).
   await post({ check: { metadata: { name: check }, status: 0, output: 'back', proxy_entity_name: proxy } });
-  await waitFor(async () => {
-    const e = await backend.get(`/api/core/v2/namespaces/default/events/${proxy}/${check}`);
-    return e.body?.check?.status === 0 ? e.body : undefined;
-  }, { timeoutMs: 15000, what: 'second proxy event' });
+  await waitFor(
+    async () => {
+      const e = await backend.get(`/api/core/v2/namespaces/default/events/${proxy}/${check}`);
+      return e.body?.check?.status === 0 ? e.body : undefined;
+    },
+    { timeoutMs: 15000, what: 'second proxy event' },
+  );
 });
 
 test('an event naming another entity is about a proxy entity too', async () => {
   const proxy = fresh('switch');
   const check = fresh('port');
-  const r = await post({ entity: { metadata: { name: proxy } }, check: { metadata: { name: check }, status: 0, output: 'up' } });
+  const r = await post({
+    entity: { metadata: { name: proxy } },
+    check: { metadata: { name: check }, status: 0, output: 'up' },
+  });
   assert.is(r.status, 202);
   const ev = await storedEvent(proxy, check);
   assert.is(ev.entity.entity_class, 'proxy');
@@ -123,17 +157,72 @@ test('bad bodies: 400 with a JSON message, nothing stored', async () => {
   badRequest(await post('42'), 400, 'number');
   badRequest(await post({}), 400, 'no check', /check/);
   badRequest(await post({ check: { status: 0 } }), 400, 'no metadata', /check\.metadata/);
-  badRequest(await post({ check: { metadata: {}, status: 0 } }), 400, 'no check name', /check\.metadata\.name/);
-  badRequest(await post({ check: { metadata: { name: '' } } }), 400, 'empty check name', /check\.metadata\.name/);
-  badRequest(await post({ check: { metadata: { name: 'has space' } } }), 400, 'bad check name', /check\.metadata\.name/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, status: 'bad' } }), 400, 'status is a string', /check\.status/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, status: -1 } }), 400, 'negative status', /check\.status/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, output: 42 } }), 400, 'output is a number', /check\.output/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, ttl: 'soon' } }), 400, 'ttl is a string', /check\.ttl/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, handlers: 'slack' } }), 400, 'handlers not a list', /check\.handlers/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, proxy_entity_name: 'bad name!' } }), 400, 'bad proxy name', /proxy_entity_name/);
-  badRequest(await post({ check: { metadata: { name: 'x' }, proxy_entity_name: 7 } }), 400, 'proxy name not a string', /proxy_entity_name/);
-  badRequest(await post({ check: { metadata: { name: 'x' } }, entity: 'me' }), 400, 'entity not an object', /entity/);
+  badRequest(
+    await post({ check: { metadata: {}, status: 0 } }),
+    400,
+    'no check name',
+    /check\.metadata\.name/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: '' } } }),
+    400,
+    'empty check name',
+    /check\.metadata\.name/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'has space' } } }),
+    400,
+    'bad check name',
+    /check\.metadata\.name/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, status: 'bad' } }),
+    400,
+    'status is a string',
+    /check\.status/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, status: -1 } }),
+    400,
+    'negative status',
+    /check\.status/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, output: 42 } }),
+    400,
+    'output is a number',
+    /check\.output/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, ttl: 'soon' } }),
+    400,
+    'ttl is a string',
+    /check\.ttl/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, handlers: 'slack' } }),
+    400,
+    'handlers not a list',
+    /check\.handlers/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, proxy_entity_name: 'bad name!' } }),
+    400,
+    'bad proxy name',
+    /proxy_entity_name/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' }, proxy_entity_name: 7 } }),
+    400,
+    'proxy name not a string',
+    /proxy_entity_name/,
+  );
+  badRequest(
+    await post({ check: { metadata: { name: 'x' } }, entity: 'me' }),
+    400,
+    'entity not an object',
+    /entity/,
+  );
   const none = await backend.get(`/api/core/v2/namespaces/default/events/${AGENT}/x`);
   assert.is(none.status, 404);
 });
@@ -152,11 +241,18 @@ test('a request whose body never completes is cut off by the 15 s read timeout',
   const answer = await new Promise<string>((resolve, reject) => {
     const sock = connect({ port: agent.ports.api, host: '127.0.0.1' });
     let text = '';
-    sock.setTimeout(30000, () => { sock.destroy(); reject(new Error('the agent kept the connection open')); });
-    sock.on('data', (d) => { text += d.toString(); });
+    sock.setTimeout(30000, () => {
+      sock.destroy();
+      reject(new Error('the agent kept the connection open'));
+    });
+    sock.on('data', (d) => {
+      text += d.toString();
+    });
     sock.on('close', () => resolve(text));
     sock.on('error', () => resolve(text));
-    sock.write('POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"check":');
+    sock.write(
+      'POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"check":',
+    );
   });
   assert.ok(Date.now() - t0 >= 14000, 'not before the timeout');
   assert.ok(answer === '' || answer.startsWith('HTTP/1.1 408'), answer);
@@ -175,14 +271,25 @@ test('unknown paths: 404; wrong methods: 405 with Allow', async () => {
 
 test('/healthz: 503 monitor backend unavailable when the agent has no backend', async () => {
   const dead = await freePort();
-  const lonely = await startAgent({ name: fresh('lonely'), backendUrls: `ws://127.0.0.1:${dead}`, extraArgs: ['--outbox-max-bytes', '65536'] });
+  const lonely = await startAgent({
+    name: fresh('lonely'),
+    backendUrls: `ws://127.0.0.1:${dead}`,
+    extraArgs: ['--outbox-max-bytes', '65536'],
+  });
   others.push(lonely);
-  const h = await waitFor(async () => getJson(`${lonely.apiUrl}/healthz`).catch(() => undefined), { timeoutMs: 15000, what: 'lonely API' });
+  const h = await waitFor(async () => getJson(`${lonely.apiUrl}/healthz`).catch(() => undefined), {
+    timeoutMs: 15000,
+    what: 'lonely API',
+  });
   assert.is(h.status, 503);
   assert.is(h.body, 'monitor backend unavailable');
   // Events are still accepted while disconnected (they wait for the connection) until the queue is
   // full; then the API answers 500 with the reason.
-  const postTo = (output: string) => getJson(`${lonely.apiUrl}/events`, { method: 'POST', body: JSON.stringify({ check: { metadata: { name: 'queued' }, status: 0, output } }) });
+  const postTo = (output: string) =>
+    getJson(`${lonely.apiUrl}/events`, {
+      method: 'POST',
+      body: JSON.stringify({ check: { metadata: { name: 'queued' }, status: 0, output } }),
+    });
   assert.is((await postTo('first')).status, 202);
   let refused;
   for (let i = 0; i < 10 && !refused; i++) {
@@ -195,19 +302,33 @@ test('/healthz: 503 monitor backend unavailable when the agent has no backend', 
 });
 
 test('--disable-api: nothing listens on the API port', async () => {
-  const quiet = await startAgent({ name: fresh('quiet'), backendUrls: backend.agentUrl, extraArgs: ['--disable-api'] });
+  const quiet = await startAgent({
+    name: fresh('quiet'),
+    backendUrls: backend.agentUrl,
+    extraArgs: ['--disable-api'],
+  });
   others.push(quiet);
   await quiet.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
-  const r = await getJson(`${quiet.apiUrl}/healthz`).then((x) => x.status, (err: Error) => err.message);
+  const r = await getJson(`${quiet.apiUrl}/healthz`).then(
+    (x) => x.status,
+    (err: Error) => err.message,
+  );
   assert.type(r, 'string', 'connection refused');
 });
 
 test('API port already in use: one clear log line and exit code 2', async () => {
-  const clash = await startAgent({ name: fresh('clash'), backendUrls: backend.agentUrl, ports: { ...agent.ports, socket: await freePort(), statsd: await freePort() } });
+  const clash = await startAgent({
+    name: fresh('clash'),
+    backendUrls: backend.agentUrl,
+    ports: { ...agent.ports, socket: await freePort(), statsd: await freePort() },
+  });
   others.push(clash);
   const exit = await waitFor(() => clash.proc.exit, { timeoutMs: 15000, what: 'clashing agent exit' });
   assert.is(exit.code, 2);
-  assert.ok(clash.proc.lines().some((l) => /agent API: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/.test(l)), clash.proc.tail(10));
+  assert.ok(
+    clash.proc.lines().some((l) => /agent API: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/.test(l)),
+    clash.proc.tail(10),
+  );
   assert.is((await getJson(`${agent.apiUrl}/healthz`)).status, 200, 'first agent unaffected');
 });
 

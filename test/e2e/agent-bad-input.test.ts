@@ -13,28 +13,49 @@ const sockets: WebSocket[] = [];
 
 const basic = (user: string, pw: string) => 'Basic ' + Buffer.from(`${user}:${pw}`).toString('base64');
 const goodHeaders = (name: string): Record<string, string> => ({
-  'Monitor-Namespace': 'default', 'Monitor-AgentName': name, 'Monitor-Subscriptions': 'linux', Authorization: basic('agent', 'P@ssw0rd!'),
+  'Monitor-Namespace': 'default',
+  'Monitor-AgentName': name,
+  'Monitor-Subscriptions': 'linux',
+  Authorization: basic('agent', 'P@ssw0rd!'),
 });
 
 /** Opens a socket; resolves with the open socket or the refused handshake's status and body. */
-function connect(headers: Record<string, string>, path = '/'): Promise<{ ws?: WebSocket; status?: number; body?: any }> {
+function connect(
+  headers: Record<string, string>,
+  path = '/',
+): Promise<{ ws?: WebSocket; status?: number; body?: any }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(backend.agentUrl + path, { headers });
     sockets.push(ws);
     ws.on('open', () => resolve({ ws }));
     ws.on('unexpected-response', (_req, res) => {
       let text = '';
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => { let body: any = text; try { body = JSON.parse(text); } catch { /* text */ } resolve({ status: res.statusCode, body }); });
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => {
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          /* text */
+        }
+        resolve({ status: res.statusCode, body });
+      });
     });
     ws.on('error', () => {});
   });
 }
 
-const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-const frame = (type: string, payload: unknown) => Buffer.from(`${type}\n${typeof payload === 'string' ? payload : JSON.stringify(payload)}`);
+const closed = (ws: WebSocket) =>
+  new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+const frame = (type: string, payload: unknown) =>
+  Buffer.from(`${type}\n${typeof payload === 'string' ? payload : JSON.stringify(payload)}`);
 const keepalive = (name: string) => ({
-  timestamp: Math.floor(Date.now() / 1000), id: randomUUID(),
+  timestamp: Math.floor(Date.now() / 1000),
+  id: randomUUID(),
   entity: { metadata: { name, namespace: 'default' }, entity_class: 'agent', subscriptions: ['linux'] },
   check: { metadata: { name: 'keepalive' }, interval: 1, timeout: 5, ttl: 0 },
 });
@@ -44,7 +65,11 @@ async function stillHealthy() {
   assert.is(h.status, 200, 'backend still healthy');
 }
 
-test.before(loud(async () => { backend = await startBackend({ name: 'bad-input' }); }));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'bad-input' });
+  }),
+);
 test.after(async () => {
   for (const ws of sockets) ws.terminate();
   await backend?.stop();
@@ -99,7 +124,11 @@ test('a garbage frame closes the session with 1007 and a reason', async () => {
 });
 
 test('an unknown frame type and a non-JSON payload close with 1007', async () => {
-  for (const data of [frame('launch_missiles', {}), Buffer.from('keepalive\n{not json'), frame('keepalive', { entity: 'wrong types', check: 7 })]) {
+  for (const data of [
+    frame('launch_missiles', {}),
+    Buffer.from('keepalive\n{not json'),
+    frame('keepalive', { entity: 'wrong types', check: 7 }),
+  ]) {
     const { ws } = await connect(goodHeaders('garbage-2'));
     const c = closed(ws!);
     ws!.send(data);
@@ -120,9 +149,14 @@ test('an invalid event with an id is refused by an ack, the session stays open',
   const { ws } = await connect(goodHeaders('refused-1'));
   ws!.send(frame('keepalive', keepalive('refused-1')));
   const acks: any[] = [];
-  ws!.on('message', (d: Buffer) => { const s = d.toString(); if (s.startsWith('ack\n')) acks.push(JSON.parse(s.slice(4))); });
+  ws!.on('message', (d: Buffer) => {
+    const s = d.toString();
+    if (s.startsWith('ack\n')) acks.push(JSON.parse(s.slice(4)));
+  });
   ws!.send(frame('event', { id: 'ev-bad', check: { metadata: { name: 'disk' }, status: 'very bad' } }));
-  ws!.send(frame('event', { id: 'ev-good', check: { metadata: { name: 'disk' }, status: 1, output: 'warn' } }));
+  ws!.send(
+    frame('event', { id: 'ev-good', check: { metadata: { name: 'disk' }, status: 1, output: 'warn' } }),
+  );
   await waitFor(async () => acks.length >= 2 || undefined, { timeoutMs: 10000, what: 'two acks' });
   const bad = acks.find((a) => a.id === 'ev-bad');
   const good = acks.find((a) => a.id === 'ev-good');
@@ -136,10 +170,14 @@ test('an invalid event with an id is refused by an ack, the session stays open',
   assert.is(stored.body.check.status, 1);
 });
 
-test('a keepalive cannot register another entity than the session\'s', async () => {
+test("a keepalive cannot register another entity than the session's", async () => {
   const { ws } = await connect(goodHeaders('honest-1'));
   ws!.send(frame('keepalive', keepalive('impostor-1')));
-  await waitFor(async () => (await backend.get('/api/core/v2/namespaces/default/entities/honest-1')).status === 200 || undefined, { timeoutMs: 10000, what: 'the session entity' });
+  await waitFor(
+    async () =>
+      (await backend.get('/api/core/v2/namespaces/default/entities/honest-1')).status === 200 || undefined,
+    { timeoutMs: 10000, what: 'the session entity' },
+  );
   assert.is((await backend.get('/api/core/v2/namespaces/default/entities/impostor-1')).status, 404);
 });
 
@@ -155,7 +193,12 @@ test('random bytes from many connections do not crash the backend', async () => 
   // A well-behaved agent still gets through.
   const { ws } = await connect(goodHeaders('after-fuzz'));
   ws!.send(frame('keepalive', keepalive('after-fuzz')));
-  await waitFor(async () => (await backend.get('/api/core/v2/namespaces/default/events/after-fuzz/keepalive')).status === 200 || undefined, { timeoutMs: 10000, what: 'the keepalive after the fuzzing' });
+  await waitFor(
+    async () =>
+      (await backend.get('/api/core/v2/namespaces/default/events/after-fuzz/keepalive')).status === 200 ||
+      undefined,
+    { timeoutMs: 10000, what: 'the keepalive after the fuzzing' },
+  );
 });
 
 test.run();

@@ -32,7 +32,10 @@ async function standIn(protobuf = false): Promise<StandIn> {
   const port = await freePort();
   const wss = new WebSocketServer({ port, host: '127.0.0.1' });
   const codec = protobuf ? protobufCodec : jsonCodec;
-  if (protobuf) wss.on('headers', (headers) => { headers.push(`Content-Type: ${CONTENT_PROTOBUF}`); });
+  if (protobuf)
+    wss.on('headers', (headers) => {
+      headers.push(`Content-Type: ${CONTENT_PROTOBUF}`);
+    });
   const events: any[] = [];
   let current: WebSocket | undefined;
   wss.on('connection', (ws) => {
@@ -51,7 +54,10 @@ async function standIn(protobuf = false): Promise<StandIn> {
     socket: () => current,
     request: (req) => current!.send(encodeFrame('check_request', codec.encode(req, 'check_request'))),
     raw: (payload) => current!.send(encodeFrame('check_request', payload)),
-    close: () => { for (const c of wss.clients) c.terminate(); wss.close(); },
+    close: () => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+    },
   };
 }
 
@@ -60,7 +66,10 @@ let files: Server | undefined;
 const agents: AgentProc[] = [];
 let main: { s: StandIn; agent: AgentProc };
 
-async function agentWith(extraArgs: string[] = [], protobuf = false): Promise<{ s: StandIn; agent: AgentProc }> {
+async function agentWith(
+  extraArgs: string[] = [],
+  protobuf = false,
+): Promise<{ s: StandIn; agent: AgentProc }> {
   const s = await standIn(protobuf);
   servers.push(s);
   const agent = await startAgent({ name: fresh('checks'), backendUrls: s.url, extraArgs });
@@ -71,14 +80,27 @@ async function agentWith(extraArgs: string[] = [], protobuf = false): Promise<{ 
 
 let issuedSeq = Math.floor(Date.now() / 1000);
 function request(name: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return { config: { metadata: { name, namespace: 'default' }, interval: 60, handlers: ['default'], ...config }, issued: ++issuedSeq, ...extra };
+  return {
+    config: { metadata: { name, namespace: 'default' }, interval: 60, handlers: ['default'], ...config },
+    issued: ++issuedSeq,
+    ...extra,
+  };
 }
 
 /** Sends a request and waits for the event of that check. */
-async function run(target: { s: StandIn }, name: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}, timeoutMs = 15000): Promise<any> {
+async function run(
+  target: { s: StandIn },
+  name: string,
+  config: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  timeoutMs = 15000,
+): Promise<any> {
   const req = request(name, config, extra);
   target.s.request(req);
-  return waitFor(() => target.s.events.find((e) => e.check?.metadata?.name === name && e.check.issued === req.issued), { timeoutMs, what: `event of ${name}` });
+  return waitFor(
+    () => target.s.events.find((e) => e.check?.metadata?.name === name && e.check.issued === req.issued),
+    { timeoutMs, what: `event of ${name}` },
+  );
 }
 
 test.before(async () => {
@@ -101,7 +123,11 @@ test('real plugins: check_dummy status and output; the event carries entity, exe
   assert.ok(ok.check.duration >= 0 && ok.check.duration < 10);
   assert.equal(ok.check.handlers, ['default']);
   assert.is(ok.check.interval, 60);
-  for (const [status, word] of [[1, 'WARNING'], [2, 'CRITICAL'], [3, 'UNKNOWN']] as const) {
+  for (const [status, word] of [
+    [1, 'WARNING'],
+    [2, 'CRITICAL'],
+    [3, 'UNKNOWN'],
+  ] as const) {
     const e = await run(main, `dummy-${status}`, { command: `${PLUGINS}/check_dummy ${status} text` });
     assert.is(e.check.status, status);
     assert.is(e.check.output, `${word}: text\n`);
@@ -109,7 +135,9 @@ test('real plugins: check_dummy status and output; the event carries entity, exe
 });
 
 test('real plugins: check_load, check_disk, check_procs with perfdata', async () => {
-  const load = await run(main, 'load', { command: `${PLUGINS}/check_load -w 1000,1000,1000 -c 2000,2000,2000` });
+  const load = await run(main, 'load', {
+    command: `${PLUGINS}/check_load -w 1000,1000,1000 -c 2000,2000,2000`,
+  });
   assert.is(load.check.status, 0, load.check.output);
   assert.match(load.check.output, /load average/i);
   assert.match(load.check.output, /\|.*load1=[\d.]+;1000\.000;2000\.000;0;/);
@@ -130,7 +158,10 @@ test('real plugins: check_load, check_disk, check_procs with perfdata', async ()
 test('a command that runs past its timeout: status 2, "Execution timed out" and the partial output; its children die too', async () => {
   const marker = join(tempDir('checks-timeout'), 'survived');
   const started = Date.now();
-  const e = await run(main, 'slow', { command: `echo partial; (sleep 3; touch ${marker}) & sleep 30`, timeout: 1 });
+  const e = await run(main, 'slow', {
+    command: `echo partial; (sleep 3; touch ${marker}) & sleep 30`,
+    timeout: 1,
+  });
   assert.is(e.check.status, 2);
   assert.is(e.check.output, 'Execution timed out\npartial\n');
   assert.ok(Date.now() - started < 10000);
@@ -144,7 +175,10 @@ test('stdin: true hands the event as JSON; env_vars over the agent environment; 
   assert.is(given.entity.metadata.name, main.agent.name);
   assert.is(given.check.metadata.name, 'stdin');
   assert.is(given.check.issued, e.check.issued);
-  const env = await run(main, 'env', { command: 'echo "$FOO/$BAR/${HOME:+home}"', env_vars: ['FOO=bar', 'BAR=a=b'] });
+  const env = await run(main, 'env', {
+    command: 'echo "$FOO/$BAR/${HOME:+home}"',
+    env_vars: ['FOO=bar', 'BAR=a=b'],
+  });
   assert.is(env.check.output, 'bar/a=b/home\n');
   const mixed = await run(main, 'mixed', { command: 'echo out; echo err >&2; exit 7' });
   assert.is(mixed.check.status, 7);
@@ -174,36 +208,61 @@ test('tokens: entity fields, default, assetPath; an unmatched token gives status
   assert.match(bad.check.output, /^unmatched token: \{\{ \.labels\.nope \}\}/);
   assert.throws(() => readFileSync(marker));
   // Asset fields take tokens too, except the checksum.
-  const asset = await run(main, 'token-asset', { command: 'echo ran', runtime_assets: ['tool'] },
-    { assets: [{ metadata: { name: 'tool' }, url: 'http://127.0.0.1:1/{{ .labels.gone }}.tar.gz', sha512: 'a'.repeat(128) }] });
+  const asset = await run(
+    main,
+    'token-asset',
+    { command: 'echo ran', runtime_assets: ['tool'] },
+    {
+      assets: [
+        {
+          metadata: { name: 'tool' },
+          url: 'http://127.0.0.1:1/{{ .labels.gone }}.tar.gz',
+          sha512: 'a'.repeat(128),
+        },
+      ],
+    },
+  );
   assert.is(asset.check.status, 3);
   assert.match(asset.check.output, /^unmatched token: \{\{ \.labels\.gone \}\}/);
-  const sha = await run(main, 'token-sha', { command: 'echo ran' }, { assets: [{ metadata: { name: 'tool' }, url: 'http://x/{{ .name }}', sha512: '{{ .labels.gone }}' }] });
+  const sha = await run(
+    main,
+    'token-sha',
+    { command: 'echo ran' },
+    { assets: [{ metadata: { name: 'tool' }, url: 'http://x/{{ .name }}', sha512: '{{ .labels.gone }}' }] },
+  );
   assert.is(sha.check.output, 'ran\n', 'sha512 is never substituted');
 });
 
 test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do not run on failure', async () => {
-  const e = await run(main, 'hooked', {
-    command: 'echo boom; exit 2',
-    check_hooks: [
-      { type: 'critical', hooks: ['ps-hook'] },
-      { type: '2', hooks: ['ps-hook', 'stdin-hook'] },
-      { type: 'ok', hooks: ['ok-hook'] },
-      { type: 'non-zero', hooks: ['nz-hook'] },
-      { type: 'unknown', hooks: ['unknown-hook'] },
-    ],
-  }, {
-    hooks: [
-      { metadata: { name: 'ps-hook' }, command: 'echo hook-one; exit 1', timeout: 10 },
-      { metadata: { name: 'stdin-hook' }, command: 'cat', stdin: true, timeout: 10 },
-      { metadata: { name: 'ok-hook' }, command: 'echo never' },
-      { metadata: { name: 'nz-hook' }, command: 'echo "{{ .labels.region }}"' },
-      { metadata: { name: 'unknown-hook' }, command: 'echo never' },
-    ],
-  });
+  const e = await run(
+    main,
+    'hooked',
+    {
+      command: 'echo boom; exit 2',
+      check_hooks: [
+        { type: 'critical', hooks: ['ps-hook'] },
+        { type: '2', hooks: ['ps-hook', 'stdin-hook'] },
+        { type: 'ok', hooks: ['ok-hook'] },
+        { type: 'non-zero', hooks: ['nz-hook'] },
+        { type: 'unknown', hooks: ['unknown-hook'] },
+      ],
+    },
+    {
+      hooks: [
+        { metadata: { name: 'ps-hook' }, command: 'echo hook-one; exit 1', timeout: 10 },
+        { metadata: { name: 'stdin-hook' }, command: 'cat', stdin: true, timeout: 10 },
+        { metadata: { name: 'ok-hook' }, command: 'echo never' },
+        { metadata: { name: 'nz-hook' }, command: 'echo "{{ .labels.region }}"' },
+        { metadata: { name: 'unknown-hook' }, command: 'echo never' },
+      ],
+    },
+  );
   assert.is(e.check.status, 2);
   const hooks: any[] = e.check.hooks;
-  assert.equal(hooks.map((h) => h.metadata.name), ['ps-hook', 'stdin-hook', 'nz-hook']);
+  assert.equal(
+    hooks.map((h) => h.metadata.name),
+    ['ps-hook', 'stdin-hook', 'nz-hook'],
+  );
   assert.is(hooks[0].output, 'hook-one\n');
   assert.is(hooks[0].status, 1);
   assert.is(hooks[0].issued, e.check.issued);
@@ -211,9 +270,27 @@ test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do n
   assert.type(hooks[0].duration, 'number');
   assert.is(JSON.parse(hooks[1].output).check.metadata.name, 'hooked');
   assert.is(hooks[2].output, 'eu\n', 'tokens are substituted in hooks');
-  const ok = await run(main, 'hooked-ok', { command: 'true', check_hooks: [{ type: 'ok', hooks: ['ok-hook'] }, { type: 'non-zero', hooks: ['nz-hook'] }] },
-    { hooks: [{ metadata: { name: 'ok-hook' }, command: 'echo fine' }, { metadata: { name: 'nz-hook' }, command: 'echo never' }] });
-  assert.equal(ok.check.hooks.map((h: any) => [h.metadata.name, h.output]), [['ok-hook', 'fine\n']]);
+  const ok = await run(
+    main,
+    'hooked-ok',
+    {
+      command: 'true',
+      check_hooks: [
+        { type: 'ok', hooks: ['ok-hook'] },
+        { type: 'non-zero', hooks: ['nz-hook'] },
+      ],
+    },
+    {
+      hooks: [
+        { metadata: { name: 'ok-hook' }, command: 'echo fine' },
+        { metadata: { name: 'nz-hook' }, command: 'echo never' },
+      ],
+    },
+  );
+  assert.equal(
+    ok.check.hooks.map((h: any) => [h.metadata.name, h.output]),
+    [['ok-hook', 'fine\n']],
+  );
 });
 
 test('duplicate and stale requests are refused; a running check is not started twice', async () => {
@@ -221,12 +298,19 @@ test('duplicate and stale requests are refused; a running check is not started t
   const req = request(name, { command: 'echo once' });
   const from = main.agent.proc.lineCount;
   main.s.request(req);
-  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === name), { timeoutMs: 10000, what: 'dedupe event' });
+  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === name), {
+    timeoutMs: 10000,
+    what: 'dedupe event',
+  });
   // Another subscription of the same check delivers the same request again; an older one is late.
   main.s.request(req);
   main.s.request({ ...req, issued: req.issued - 5 });
   await main.agent.proc.waitForLine((l) => l.includes('duplicate check request'), 5000, { fromLine: from });
-  await main.agent.proc.waitForLine((l) => l.includes('check request is older than one already received'), 5000, { fromLine: from });
+  await main.agent.proc.waitForLine(
+    (l) => l.includes('check request is older than one already received'),
+    5000,
+    { fromLine: from },
+  );
   await sleep(500);
   assert.is(main.s.events.filter((e) => e.check?.metadata?.name === name).length, 1);
 
@@ -234,8 +318,13 @@ test('duplicate and stale requests are refused; a running check is not started t
   main.s.request(slow);
   await sleep(300);
   main.s.request({ ...slow, issued: slow.issued + 1 });
-  await main.agent.proc.waitForLine((l) => l.includes('check execution still in progress'), 5000, { fromLine: from });
-  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === 'in-progress'), { timeoutMs: 10000, what: 'in-progress event' });
+  await main.agent.proc.waitForLine((l) => l.includes('check execution still in progress'), 5000, {
+    fromLine: from,
+  });
+  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === 'in-progress'), {
+    timeoutMs: 10000,
+    what: 'in-progress event',
+  });
   await sleep(500);
   assert.is(main.s.events.filter((e) => e.check?.metadata?.name === 'in-progress').length, 1);
   // The same check for another proxy entity is another execution.
@@ -266,30 +355,58 @@ test('metrics: output_metric_format goes through the extractor; handlers and tag
   assert.is(e.check.output, '', 'discarded after extraction');
   assert.equal(e.metrics.handlers, ['influx']);
   assert.ok(Array.isArray(e.metrics.points));
-  assert.equal(e.metrics.points.map((p: any) => p.name).sort(), ['load1', 'load15', 'load5'], JSON.stringify(e.metrics.points));
+  assert.equal(
+    e.metrics.points.map((p: any) => p.name).sort(),
+    ['load1', 'load15', 'load5'],
+    JSON.stringify(e.metrics.points),
+  );
   const load1 = e.metrics.points.find((p: any) => p.name === 'load1');
   assert.type(load1.value, 'number');
   assert.is(load1.timestamp, e.check.executed);
-  assert.ok(load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'), 'output_metric_tags, tokens substituted');
+  assert.ok(
+    load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'),
+    'output_metric_tags, tokens substituted',
+  );
   const plain = await run(main, 'no-metrics', { command: 'echo x' });
   assert.is(plain.metrics, undefined);
 });
 
 test('secrets of the request reach the command environment', async () => {
-  const e = await run(main, 'secret', { command: 'echo "$DB_PASSWORD"' }, { secrets: ['DB_PASSWORD=s3cret'] });
+  const e = await run(
+    main,
+    'secret',
+    { command: 'echo "$DB_PASSWORD"' },
+    { secrets: ['DB_PASSWORD=s3cret'] },
+  );
   assert.is(e.check.output, 's3cret\n');
-  assert.not.ok(main.agent.proc.lines().some((l) => l.includes('s3cret')), 'never logged');
+  assert.not.ok(
+    main.agent.proc.lines().some((l) => l.includes('s3cret')),
+    'never logged',
+  );
 });
 
 test('malformed requests are logged and ignored; the agent keeps running checks', async () => {
   const from = main.agent.proc.lineCount;
-  const bad: unknown[] = [{}, { config: {} }, { config: { metadata: { name: 'x' }, command: '' }, issued: 1 },
-    { config: { metadata: { name: 'x' }, command: 'true' }, issued: -1 }, { config: { metadata: { name: 'x' }, command: 'true', timeout: 'soon' }, issued: 1 },
-    { config: { metadata: { name: 'x' }, command: 'true', check_hooks: [{ type: 'sometimes', hooks: [] }] }, issued: 1 }, [], 'text', null];
+  const bad: unknown[] = [
+    {},
+    { config: {} },
+    { config: { metadata: { name: 'x' }, command: '' }, issued: 1 },
+    { config: { metadata: { name: 'x' }, command: 'true' }, issued: -1 },
+    { config: { metadata: { name: 'x' }, command: 'true', timeout: 'soon' }, issued: 1 },
+    {
+      config: { metadata: { name: 'x' }, command: 'true', check_hooks: [{ type: 'sometimes', hooks: [] }] },
+      issued: 1,
+    },
+    [],
+    'text',
+    null,
+  ];
   for (const b of bad) main.s.request(b);
   main.s.raw('{not json');
   main.s.raw(Buffer.from([0xff, 0xfe, 0x00]));
-  await main.agent.proc.waitForLine((l) => l.includes('ignoring malformed check request'), 5000, { fromLine: from });
+  await main.agent.proc.waitForLine((l) => l.includes('ignoring malformed check request'), 5000, {
+    fromLine: from,
+  });
   const after = await run(main, 'after-bad', { command: 'echo still here' });
   assert.is(after.check.output, 'still here\n');
   assert.ok(main.agent.proc.running);
@@ -301,28 +418,51 @@ test('allow list: allowed by exec+args and sha512, denied otherwise (status 3), 
   const dummy = `${PLUGINS}/check_dummy`;
   const sum = createHash('sha512').update(readFileSync(dummy)).digest('hex');
   const file = join(dir, 'allow.yaml');
-  writeFileSync(file, [
-    `- exec: ${dummy}`, `  args: ["0", "allowed"]`, `  sha512: ${sum}`,
-    `- exec: /bin/true`, `  args: []`, `  sha512: "${'0'.repeat(128)}"`,
-    `- exec: printenv`, `  args: [FOO]`,
-    `- exec: sh`, `  args: ["-c", "'printenv FOO'"]`, `  enable_env: true`,
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      `- exec: ${dummy}`,
+      `  args: ["0", "allowed"]`,
+      `  sha512: ${sum}`,
+      `- exec: /bin/true`,
+      `  args: []`,
+      `  sha512: "${'0'.repeat(128)}"`,
+      `- exec: printenv`,
+      `  args: [FOO]`,
+      `- exec: sh`,
+      `  args: ["-c", "'printenv FOO'"]`,
+      `  enable_env: true`,
+    ].join('\n'),
+  );
   const t = await agentWith(['--allow-list', file]);
   const ok = await run(t, 'allowed', { command: `${dummy} 0 allowed` });
   assert.is(ok.check.status, 0);
   assert.is(ok.check.output, 'OK: allowed\n');
-  for (const [name, command] of [['other-args', `${dummy} 2 allowed`], ['not-listed', 'echo hi'], ['bad-sha', '/bin/true'], ['chained', `${dummy} 0 allowed; rm -rf /tmp/x`]]) {
+  for (const [name, command] of [
+    ['other-args', `${dummy} 2 allowed`],
+    ['not-listed', 'echo hi'],
+    ['bad-sha', '/bin/true'],
+    ['chained', `${dummy} 0 allowed; rm -rf /tmp/x`],
+  ]) {
     const e = await run(t, name!, { command });
     assert.is(e.check.status, 3, name);
     assert.is(e.check.output, 'check command denied by the agent allow list', name);
   }
-  const custom = await run(t, 'deny-status', { metadata: { name: 'deny-status', annotations: { allow_list_on_deny_status: '1' } }, command: 'echo hi' });
+  const custom = await run(t, 'deny-status', {
+    metadata: { name: 'deny-status', annotations: { allow_list_on_deny_status: '1' } },
+    command: 'echo hi',
+  });
   assert.is(custom.check.status, 1, 'allow_list_on_deny_status annotation');
   const noEnv = await run(t, 'no-env', { command: 'printenv FOO', env_vars: ['FOO=bar'] });
   assert.is(noEnv.check.status, 1, 'env_vars dropped without enable_env');
   const withEnv = await run(t, 'with-env', { command: "sh -c 'printenv FOO'", env_vars: ['FOO=bar'] });
   assert.is(withEnv.check.output, 'bar\n');
-  const hooked = await run(t, 'denied-hook', { command: `${dummy} 0 allowed`, check_hooks: [{ type: 'ok', hooks: ['h'] }] }, { hooks: [{ metadata: { name: 'h' }, command: 'id' }] });
+  const hooked = await run(
+    t,
+    'denied-hook',
+    { command: `${dummy} 0 allowed`, check_hooks: [{ type: 'ok', hooks: ['h'] }] },
+    { hooks: [{ metadata: { name: 'h' }, command: 'id' }] },
+  );
   assert.is(hooked.check.hooks[0].status, 3);
   assert.match(hooked.check.hooks[0].output, /denied by the agent allow list/);
 });
@@ -337,17 +477,33 @@ test('a bad allow-list file stops the agent at start with one clear line and exi
   ] as const) {
     const path = join(dir, file);
     if (text !== undefined) writeFileSync(path, text);
-    const a = await startAgent({ name: fresh('allow-bad'), backendUrls: 'ws://127.0.0.1:1', extraArgs: ['--allow-list', path] });
+    const a = await startAgent({
+      name: fresh('allow-bad'),
+      backendUrls: 'ws://127.0.0.1:1',
+      extraArgs: ['--allow-list', path],
+    });
     agents.push(a);
     const exit = await waitFor(() => a.proc.exit, { timeoutMs: 15000, what: 'agent exit' });
     assert.is(exit.code, 2, a.proc.tail(5));
-    assert.ok(a.proc.lines().some((l) => says.test(l)), a.proc.tail(5));
+    assert.ok(
+      a.proc.lines().some((l) => says.test(l)),
+      a.proc.tail(5),
+    );
   }
 });
 
 test('--disable-assets: a check that needs assets gives status 3 saying assets are disabled', async () => {
   const t = await agentWith(['--disable-assets']);
-  const e = await run(t, 'needs-asset', { command: 'echo hi', runtime_assets: ['my-tool'] }, { assets: [{ metadata: { name: 'my-tool' }, url: 'http://127.0.0.1:1/x.tar.gz', sha512: 'a'.repeat(128) }] });
+  const e = await run(
+    t,
+    'needs-asset',
+    { command: 'echo hi', runtime_assets: ['my-tool'] },
+    {
+      assets: [
+        { metadata: { name: 'my-tool' }, url: 'http://127.0.0.1:1/x.tar.gz', sha512: 'a'.repeat(128) },
+      ],
+    },
+  );
   assert.is(e.check.status, 3);
   assert.match(e.check.output, /assets are disabled on this agent/);
   const plain = await run(t, 'no-asset', { command: 'echo hi' });
@@ -364,7 +520,10 @@ test('stopping the agent kills running checks (their process groups) and drops t
   const exit = await t.agent.stop(8000);
   assert.is(exit.code, 0, t.agent.proc.tail(10));
   assert.ok(Date.now() - started < 5000);
-  assert.ok(t.agent.proc.lines().some((l) => l.includes('check cancelled: the agent is stopping')), t.agent.proc.tail(10));
+  assert.ok(
+    t.agent.proc.lines().some((l) => l.includes('check cancelled: the agent is stopping')),
+    t.agent.proc.tail(10),
+  );
   await sleep(3500);
   assert.throws(() => readFileSync(marker), 'the command was killed');
   assert.not.ok(t.s.events.some((e) => e.check?.metadata?.name === 'long'));
@@ -378,28 +537,59 @@ test('assets: the check runs with the asset on PATH and $NAME_PATH; a bad checks
   execFileSync('tar', ['czf', join(dir, 'hello.tar.gz'), '-C', join(dir, 'src'), 'bin']);
   const archive = readFileSync(join(dir, 'hello.tar.gz'));
   const sum = createHash('sha512').update(archive).digest('hex');
-  files = createServer((_req, res) => { res.writeHead(200, { 'Content-Type': 'application/gzip' }); res.end(archive); });
+  files = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/gzip' });
+    res.end(archive);
+  });
   await new Promise<void>((r) => files!.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(files.address() as { port: number }).port}/hello.tar.gz`;
-  const asset = (sha512: string) => ({ metadata: { name: 'hello-asset', namespace: 'default' }, url, sha512 });
-  const ok = await run(main, 'with-asset', { command: 'hello-tool {{ .labels.region }}; ls "$HELLO_ASSET_PATH"', runtime_assets: ['hello-asset'] }, { assets: [asset(sum)] }, 30000);
+  const asset = (sha512: string) => ({
+    metadata: { name: 'hello-asset', namespace: 'default' },
+    url,
+    sha512,
+  });
+  const ok = await run(
+    main,
+    'with-asset',
+    { command: 'hello-tool {{ .labels.region }}; ls "$HELLO_ASSET_PATH"', runtime_assets: ['hello-asset'] },
+    { assets: [asset(sum)] },
+    30000,
+  );
   assert.is(ok.check.status, 0, ok.check.output);
   assert.is(ok.check.output, 'hello from the asset eu\nbin\n');
-  const bad = await run(main, 'bad-asset', { command: 'hello-tool', runtime_assets: ['hello-asset'] }, { assets: [{ ...asset('b'.repeat(128)), metadata: { name: 'hello-asset', namespace: 'other' } }] }, 30000);
+  const bad = await run(
+    main,
+    'bad-asset',
+    { command: 'hello-tool', runtime_assets: ['hello-asset'] },
+    { assets: [{ ...asset('b'.repeat(128)), metadata: { name: 'hello-asset', namespace: 'other' } }] },
+    30000,
+  );
   assert.is(bad.check.status, 3);
   assert.match(bad.check.output, /hello-asset/);
   const missing = await run(main, 'no-definition', { command: 'hello-tool', runtime_assets: ['nowhere'] });
   assert.is(missing.check.status, 3);
   assert.match(missing.check.output, /no definition of asset nowhere/);
-  const invalid = await run(main, 'invalid-asset', { command: 'hello-tool', runtime_assets: ['x'] }, { assets: [{ metadata: { name: 'x' }, url: 'not a url' }] });
+  const invalid = await run(
+    main,
+    'invalid-asset',
+    { command: 'hello-tool', runtime_assets: ['x'] },
+    { assets: [{ metadata: { name: 'x' }, url: 'not a url' }] },
+  );
   assert.is(invalid.check.status, 3);
   assert.match(invalid.check.output, /invalid asset in the check request/);
 });
 
 test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire', async () => {
   const t = await agentWith(['--protobuf'], true);
-  const e = await run(t, 'pb-hooked', { command: `${PLUGINS}/check_dummy 2 down`, check_hooks: [{ type: 'critical', hooks: ['pb-hook'] }] },
-    { hooks: [{ metadata: { name: 'pb-hook' }, command: 'echo "hook $TOKEN"', timeout: 5 }], secrets: ['TOKEN=t0k'] });
+  const e = await run(
+    t,
+    'pb-hooked',
+    { command: `${PLUGINS}/check_dummy 2 down`, check_hooks: [{ type: 'critical', hooks: ['pb-hook'] }] },
+    {
+      hooks: [{ metadata: { name: 'pb-hook' }, command: 'echo "hook $TOKEN"', timeout: 5 }],
+      secrets: ['TOKEN=t0k'],
+    },
+  );
   assert.is(e.check.status, 2);
   assert.is(e.check.output, 'CRITICAL: down\n');
   assert.is(e.check.hooks.length, 1);

@@ -6,7 +6,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { envName } from '../../lib/config-loader.ts';
 import { AGENT_ENV_PREFIX, agentFlags } from '../../proto/schemas/agent-config.ts';
-import { AGENT_BIN, startAgent, startBackend, tempDir, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  AGENT_BIN,
+  startAgent,
+  startBackend,
+  tempDir,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 
 // The real monitor-agent process: bad configuration is one line naming the flag and exit code 2;
 // help lists every flag; `service install/uninstall` writes and removes a systemd unit; the
@@ -23,11 +31,25 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
-function run(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), opts: { uid?: number; gid?: number } = {}): Run {
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  opts: { uid?: number; gid?: number } = {},
+): Run {
   // node runs the script itself, so PATH may be anything (the service tests empty it).
-  const r = spawnSync(process.execPath, [AGENT_BIN, ...args], { encoding: 'utf8', timeout: 30_000, env, cwd: dir, ...opts });
+  const r = spawnSync(process.execPath, [AGENT_BIN, ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env,
+    cwd: dir,
+    ...opts,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -41,21 +63,85 @@ test.after(async () => {
 
 const BAD: [string, string[], Record<string, string>, RegExp][] = [
   ['label key', ['--labels', 'bad-key=x'], {}, /^invalid value for --labels: label key "bad-key"/],
-  ['MONITOR_LABELS bad JSON', [], { MONITOR_LABELS: '{"region":' }, /^invalid value for --labels \(from environment variable MONITOR_LABELS\): not a JSON object$/],
-  ['MONITOR_ANNOTATIONS not an object', [], { MONITOR_ANNOTATIONS: '["a"]' }, /--annotations \(from environment variable MONITOR_ANNOTATIONS\)/],
-  ['warning below 5', ['--keepalive-warning-timeout', '4'], {}, /^invalid value for --keepalive-warning-timeout: must be at least 5 seconds$/],
-  ['warning not lower than critical', ['--keepalive-warning-timeout', '30', '--keepalive-critical-timeout', '20'], {},
-    /^invalid value for --keepalive-warning-timeout: must be lower than --keepalive-critical-timeout \(20\)$/],
-  ['critical 1 to 4', ['--keepalive-critical-timeout', '3'], {}, /^invalid value for --keepalive-critical-timeout: must be 0 \(off\) or at least 5 seconds$/],
-  ['MONITOR_KEEPALIVE_INTERNAL', [], { MONITOR_KEEPALIVE_INTERNAL: '0' }, /^invalid value for --keepalive-interval: must be at least 1 second$/],
-  ['log level', ['--log-level', 'trace'], {}, /^invalid value for --log-level: must be one of panic, fatal, error, warn, info, debug$/],
-  ['backend URL scheme', ['--backend-url', 'http://h:8081'], {}, /^invalid value for --backend-url: "http:\/\/h:8081" must use the ws or wss scheme$/],
+  [
+    'MONITOR_LABELS bad JSON',
+    [],
+    { MONITOR_LABELS: '{"region":' },
+    /^invalid value for --labels \(from environment variable MONITOR_LABELS\): not a JSON object$/,
+  ],
+  [
+    'MONITOR_ANNOTATIONS not an object',
+    [],
+    { MONITOR_ANNOTATIONS: '["a"]' },
+    /--annotations \(from environment variable MONITOR_ANNOTATIONS\)/,
+  ],
+  [
+    'warning below 5',
+    ['--keepalive-warning-timeout', '4'],
+    {},
+    /^invalid value for --keepalive-warning-timeout: must be at least 5 seconds$/,
+  ],
+  [
+    'warning not lower than critical',
+    ['--keepalive-warning-timeout', '30', '--keepalive-critical-timeout', '20'],
+    {},
+    /^invalid value for --keepalive-warning-timeout: must be lower than --keepalive-critical-timeout \(20\)$/,
+  ],
+  [
+    'critical 1 to 4',
+    ['--keepalive-critical-timeout', '3'],
+    {},
+    /^invalid value for --keepalive-critical-timeout: must be 0 \(off\) or at least 5 seconds$/,
+  ],
+  [
+    'MONITOR_KEEPALIVE_INTERNAL',
+    [],
+    { MONITOR_KEEPALIVE_INTERNAL: '0' },
+    /^invalid value for --keepalive-interval: must be at least 1 second$/,
+  ],
+  [
+    'log level',
+    ['--log-level', 'trace'],
+    {},
+    /^invalid value for --log-level: must be one of panic, fatal, error, warn, info, debug$/,
+  ],
+  [
+    'backend URL scheme',
+    ['--backend-url', 'http://h:8081'],
+    {},
+    /^invalid value for --backend-url: "http:\/\/h:8081" must use the ws or wss scheme$/,
+  ],
   ['port 0', ['--api-port', '0'], {}, /^invalid value for --api-port: must be a port from 1 to 65535$/],
-  ['port too high', ['--socket-port', '65536'], {}, /^invalid value for --socket-port: must be a port from 1 to 65535$/],
-  ['port from env', [], { MONITOR_STATSD_METRICS_PORT: '-5' }, /^invalid value for --statsd-metrics-port: must be a port from 1 to 65535$/],
-  ['cert without key', ['--cert-file', '/etc/agent.pem'], {}, /^invalid value for --cert-file: must be given together with --key-file$/],
-  ['key without cert', ['--key-file', '/etc/agent.key'], {}, /^invalid value for --cert-file: must be given together with --key-file$/],
-  ['not a number', ['--keepalive-interval', 'soon'], {}, /^invalid value "soon" for --keepalive-interval \(from command line\): not a number$/],
+  [
+    'port too high',
+    ['--socket-port', '65536'],
+    {},
+    /^invalid value for --socket-port: must be a port from 1 to 65535$/,
+  ],
+  [
+    'port from env',
+    [],
+    { MONITOR_STATSD_METRICS_PORT: '-5' },
+    /^invalid value for --statsd-metrics-port: must be a port from 1 to 65535$/,
+  ],
+  [
+    'cert without key',
+    ['--cert-file', '/etc/agent.pem'],
+    {},
+    /^invalid value for --cert-file: must be given together with --key-file$/,
+  ],
+  [
+    'key without cert',
+    ['--key-file', '/etc/agent.key'],
+    {},
+    /^invalid value for --cert-file: must be given together with --key-file$/,
+  ],
+  [
+    'not a number',
+    ['--keepalive-interval', 'soon'],
+    {},
+    /^invalid value "soon" for --keepalive-interval \(from command line\): not a number$/,
+  ],
   ['unknown flag', ['--colour', 'blue'], {}, /^unknown flag: --colour$/],
 ];
 
@@ -83,7 +169,10 @@ test('config file: a given file that is missing is an error, from the flag or MO
   writeFileSync(bad, 'keepalive-critical-timeout: 2\n');
   const b = run(['start', '-c', bad]);
   assert.is(b.status, 2);
-  assert.is(b.stderr, 'monitor-agent: invalid value for --keepalive-critical-timeout: must be 0 (off) or at least 5 seconds\n');
+  assert.is(
+    b.stderr,
+    'monitor-agent: invalid value for --keepalive-critical-timeout: must be 0 (off) or at least 5 seconds\n',
+  );
 });
 
 test('version and help', () => {
@@ -93,7 +182,8 @@ test('version and help', () => {
   for (const args of [['help'], ['--help'], []]) {
     const h = run(args);
     assert.is(h.status, 0);
-    for (const cmd of ['start', 'version', 'service', 'help']) assert.match(h.stdout, new RegExp(`^  ${cmd} `, 'm'));
+    for (const cmd of ['start', 'version', 'service', 'help'])
+      assert.match(h.stdout, new RegExp(`^  ${cmd} `, 'm'));
   }
 });
 
@@ -118,17 +208,38 @@ test('service install writes the systemd unit; uninstall removes it; no systemct
   const units = tempDir('agent-units');
   const noPath = tempDir('agent-empty-path');
   const env = cleanEnv({ PATH: noPath });
-  const r = run(['service', 'install', '--config-file', 'conf/agent.yml', '--log-file', '/var/log/monitor agent.log', '--unit-dir', units], env);
+  const r = run(
+    [
+      'service',
+      'install',
+      '--config-file',
+      'conf/agent.yml',
+      '--log-file',
+      '/var/log/monitor agent.log',
+      '--unit-dir',
+      units,
+    ],
+    env,
+  );
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stderr, '');
   const unit = join(units, 'monitor-agent.service');
   assert.match(r.stdout, new RegExp(`^installed ${unit}$`, 'm'));
   assert.match(r.stdout, /systemctl daemon-reload not run \(systemctl not found\)/);
   const text = readFileSync(unit, 'utf8');
-  assert.ok(text.includes(`\nExecStart=${process.execPath} ${AGENT_BIN} start --config-file ${join(dir, 'conf/agent.yml')}\n`), text);
+  assert.ok(
+    text.includes(
+      `\nExecStart=${process.execPath} ${AGENT_BIN} start --config-file ${join(dir, 'conf/agent.yml')}\n`,
+    ),
+    text,
+  );
   assert.ok(text.includes('\nRestart=always\n'));
   assert.ok(text.includes('\nUser=root\n'));
-  assert.ok(text.includes('\nStandardOutput=append:/var/log/monitor agent.log\nStandardError=append:/var/log/monitor agent.log\n'));
+  assert.ok(
+    text.includes(
+      '\nStandardOutput=append:/var/log/monitor agent.log\nStandardError=append:/var/log/monitor agent.log\n',
+    ),
+  );
   assert.ok(text.includes('\nWantedBy=multi-user.target\n'));
 
   const u = run(['service', 'uninstall'], cleanEnv({ PATH: noPath, MONITOR_SYSTEMD_UNIT_DIR: units }));
@@ -142,13 +253,19 @@ test('service install writes the systemd unit; uninstall removes it; no systemct
 
 test('service install without a config file: the unit starts the agent with its defaults; systemctl on PATH is run', () => {
   const units = tempDir('agent-units');
-  const r = run(['service', 'install'], cleanEnv({ MONITOR_SYSTEMD_UNIT_DIR: units, MONITOR_CONFIG_FILE: '/not/for/the/unit.yml' }));
+  const r = run(
+    ['service', 'install'],
+    cleanEnv({ MONITOR_SYSTEMD_UNIT_DIR: units, MONITOR_CONFIG_FILE: '/not/for/the/unit.yml' }),
+  );
   assert.is(r.status, 0, r.stderr);
   const text = readFileSync(join(units, 'monitor-agent.service'), 'utf8');
   assert.ok(text.includes(`\nExecStart=${process.execPath} ${AGENT_BIN} start\n`), text);
   assert.not.match(text, /StandardOutput/);
   // Wherever systemd is not PID 1 (containers) systemctl refuses; either outcome is reported.
-  assert.match(r.stdout, /^(ran systemctl daemon-reload|systemctl daemon-reload not run \(.+\); run it when systemd is available)$/m);
+  assert.match(
+    r.stdout,
+    /^(ran systemctl daemon-reload|systemctl daemon-reload not run \(.+\); run it when systemd is available)$/m,
+  );
 });
 
 test('service: bad flags, missing unit directory, no permission', () => {
@@ -160,28 +277,47 @@ test('service: bad flags, missing unit directory, no permission', () => {
   assert.match(unknown.stderr, /^monitor-agent: unknown service command "restart"/);
   const missing = run(['service', 'install', '--unit-dir', join(dir, 'nope')]);
   assert.is(missing.status, 1);
-  assert.is(missing.stderr, `monitor-agent: unit directory ${join(dir, 'nope')} does not exist (--unit-dir)\n`);
+  assert.is(
+    missing.stderr,
+    `monitor-agent: unit directory ${join(dir, 'nope')} does not exist (--unit-dir)\n`,
+  );
 
   const units = tempDir('agent-units-ro');
   const opts: { uid?: number; gid?: number } = {};
   // As root, run the agent as nobody against a root-owned directory; otherwise a read-only one.
-  if (process.getuid?.() === 0) { opts.uid = 65534; opts.gid = 65534; chmodSync(units, 0o755); } else chmodSync(units, 0o555);
+  if (process.getuid?.() === 0) {
+    opts.uid = 65534;
+    opts.gid = 65534;
+    chmodSync(units, 0o755);
+  } else chmodSync(units, 0o555);
   chmodSync(dir, 0o755);
   const r = run(['service', 'install', '--unit-dir', units], cleanEnv({ HOME: dir }), opts);
   assert.is(r.status, 1, r.stderr);
-  assert.is(r.stderr, `monitor-agent: cannot write ${join(units, 'monitor-agent.service')}: permission denied (run as root)\n`);
+  assert.is(
+    r.stderr,
+    `monitor-agent: cannot write ${join(units, 'monitor-agent.service')}: permission denied (run as root)\n`,
+  );
 });
 
 test('--discover-processes warns and goes on; --detect-cloud-provider does not delay registration', async () => {
   backend = await startBackend({ name: 'agent-cli' });
-  agent = await startAgent({ name: 'cli-cloud', backendUrls: backend.agentUrl, extraArgs: ['--detect-cloud-provider', '--discover-processes'] });
-  const entity = await waitFor(async () => {
-    const r = await backend!.get('/api/core/v2/namespaces/default/entities/cli-cloud');
-    return r.status === 200 ? r.body : undefined;
-  }, { timeoutMs: 20_000, what: 'the entity' });
+  agent = await startAgent({
+    name: 'cli-cloud',
+    backendUrls: backend.agentUrl,
+    extraArgs: ['--detect-cloud-provider', '--discover-processes'],
+  });
+  const entity = await waitFor(
+    async () => {
+      const r = await backend!.get('/api/core/v2/namespaces/default/entities/cli-cloud');
+      return r.status === 200 ? r.body : undefined;
+    },
+    { timeoutMs: 20_000, what: 'the entity' },
+  );
   assert.type(entity.system.cloud_provider, 'string');
   assert.ok(['', 'aws', 'gcp', 'azure'].includes(entity.system.cloud_provider));
-  const warn = agent.proc.jsonLines('stderr').find((l) => l.level === 'warn' && /process discovery is unavailable/.test(l.msg));
+  const warn = agent.proc
+    .jsonLines('stderr')
+    .find((l) => l.level === 'warn' && /process discovery is unavailable/.test(l.msg));
   assert.ok(warn, 'warning about process discovery');
 });
 

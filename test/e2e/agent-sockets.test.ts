@@ -3,7 +3,15 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  freePort,
+  loud,
+  startAgent,
+  startBackend,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 import { fresh } from '../harness/api.ts';
 
 // The legacy TCP and UDP check-result sockets with a real backend and a real agent: results become
@@ -21,14 +29,23 @@ function tcp(port: number, parts: (string | Buffer | number)[], end = true): Pro
   return new Promise((resolve, reject) => {
     const sock = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     let answer = '';
-    sock.setTimeout(15000, () => { sock.destroy(); reject(new Error(`no answer; got "${answer}"`)); });
-    sock.on('data', (d) => { answer += d.toString(); });
+    sock.setTimeout(15000, () => {
+      sock.destroy();
+      reject(new Error(`no answer; got "${answer}"`));
+    });
+    sock.on('data', (d) => {
+      answer += d.toString();
+    });
     sock.on('error', reject);
-    sock.on('end', () => { resolve(answer); sock.destroy(); });
+    sock.on('end', () => {
+      resolve(answer);
+      sock.destroy();
+    });
     sock.on('close', () => resolve(answer));
     sock.on('connect', async () => {
       for (const p of parts) {
-        if (typeof p === 'number') await sleep(p); else sock.write(p);
+        if (typeof p === 'number') await sleep(p);
+        else sock.write(p);
       }
       if (end) sock.end();
     });
@@ -38,22 +55,31 @@ function tcp(port: number, parts: (string | Buffer | number)[], end = true): Pro
 function udp(port: number, payload: string | Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const s = createSocket('udp4');
-    s.send(payload, port, '127.0.0.1', (err) => { s.close(); if (err) reject(err); else resolve(); });
+    s.send(payload, port, '127.0.0.1', (err) => {
+      s.close();
+      if (err) reject(err);
+      else resolve();
+    });
   });
 }
 
 async function storedEvent(entity: string, check: string, timeoutMs = 15000) {
-  return waitFor(async () => {
-    const r = await backend.get(`/api/core/v2/namespaces/default/events/${entity}/${check}`);
-    return r.status === 200 ? r.body : undefined;
-  }, { timeoutMs, intervalMs: 100, what: `event ${entity}/${check}` });
+  return waitFor(
+    async () => {
+      const r = await backend.get(`/api/core/v2/namespaces/default/events/${entity}/${check}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: `event ${entity}/${check}` },
+  );
 }
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'agent-sockets' });
-  agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
-  await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'agent-sockets' });
+    agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
+    await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
+  }),
+);
 
 test.after(async () => {
   for (const a of others) await a.stop().catch(() => {});
@@ -63,10 +89,21 @@ test.after(async () => {
 
 test('TCP: a legacy check result is answered ok and stored with its fields', async () => {
   const check = fresh('tcp-check');
-  const answer = await tcp(agent.ports.socket, [JSON.stringify({
-    name: check, status: 1, output: 'load high', handlers: ['mail'], command: 'check-load', interval: 60, duration: 0.25, executed: 1700000000,
-    subscribers: ['ignored'], ttl: 30, unknown: { deep: true },
-  })]);
+  const answer = await tcp(agent.ports.socket, [
+    JSON.stringify({
+      name: check,
+      status: 1,
+      output: 'load high',
+      handlers: ['mail'],
+      command: 'check-load',
+      interval: 60,
+      duration: 0.25,
+      executed: 1700000000,
+      subscribers: ['ignored'],
+      ttl: 30,
+      unknown: { deep: true },
+    }),
+  ]);
   assert.is(answer, 'ok');
   const ev = await storedEvent(AGENT, check);
   assert.is(ev.entity.metadata.name, AGENT);
@@ -84,7 +121,11 @@ test('TCP: a legacy check result is answered ok and stored with its fields', asy
 test('TCP: a result split over several writes, without closing our side, is still read', async () => {
   const check = fresh('tcp-split');
   const json = JSON.stringify({ name: check, status: 0, output: 'fine' });
-  const answer = await tcp(agent.ports.socket, [json.slice(0, 10), 200, json.slice(10, 20), 200, json.slice(20)], false);
+  const answer = await tcp(
+    agent.ports.socket,
+    [json.slice(0, 10), 200, json.slice(10, 20), 200, json.slice(20)],
+    false,
+  );
   assert.is(answer, 'ok');
   await storedEvent(AGENT, check);
 });
@@ -92,12 +133,20 @@ test('TCP: a result split over several writes, without closing our side, is stil
 test('TCP: source and client make proxy entities', async () => {
   const proxy = fresh('tcp-proxy');
   const check = fresh('tcp-p');
-  assert.is(await tcp(agent.ports.socket, [JSON.stringify({ name: check, status: 2, output: 'down', source: proxy })]), 'ok');
+  assert.is(
+    await tcp(agent.ports.socket, [
+      JSON.stringify({ name: check, status: 2, output: 'down', source: proxy }),
+    ]),
+    'ok',
+  );
   const ev = await storedEvent(proxy, check);
   assert.is(ev.entity.entity_class, 'proxy');
   assert.is(ev.check.status, 2);
   const legacy = fresh('tcp-client');
-  assert.is(await tcp(agent.ports.socket, [JSON.stringify({ name: check, status: 0, output: 'up', client: legacy })]), 'ok');
+  assert.is(
+    await tcp(agent.ports.socket, [JSON.stringify({ name: check, status: 0, output: 'up', client: legacy })]),
+    'ok',
+  );
   assert.is((await storedEvent(legacy, check)).entity.metadata.name, legacy);
 });
 
@@ -118,8 +167,16 @@ test('TCP: bad input is answered invalid', async () => {
   assert.is(await tcp(port, ['{"name": "x", "status": "0", "output": "o"}']), 'invalid', 'status a string');
   assert.is(await tcp(port, ['{"name": "x", "status": -3, "output": "o"}']), 'invalid', 'negative status');
   assert.is(await tcp(port, ['{"name": "bad name", "status": 0, "output": "o"}']), 'invalid', 'bad name');
-  assert.is(await tcp(port, ['{"name": "x", "status": 0, "output": "o", "source": "bad source!"}']), 'invalid', 'bad source');
-  assert.is(await tcp(port, ['{"name": "x", "status": 0, "output": "o", "handlers": "mail"}']), 'invalid', 'handlers a string');
+  assert.is(
+    await tcp(port, ['{"name": "x", "status": 0, "output": "o", "source": "bad source!"}']),
+    'invalid',
+    'bad source',
+  );
+  assert.is(
+    await tcp(port, ['{"name": "x", "status": 0, "output": "o", "handlers": "mail"}']),
+    'invalid',
+    'handlers a string',
+  );
   assert.is(await tcp(port, [Buffer.from([0xff, 0xfe, 0x00, 0x01])]), 'invalid', 'binary');
 });
 
@@ -139,7 +196,16 @@ test('TCP: an oversized result is refused', async () => {
 
 test('UDP: one datagram is one result; garbage is dropped; source makes a proxy', async () => {
   const port = agent.ports.socket;
-  for (const junk of ['garbage', '{"name":', '{}', '[]', 'null', '{"name":"x","status":"bad","output":"o"}', 'ping']) await udp(port, junk);
+  for (const junk of [
+    'garbage',
+    '{"name":',
+    '{}',
+    '[]',
+    'null',
+    '{"name":"x","status":"bad","output":"o"}',
+    'ping',
+  ])
+    await udp(port, junk);
   await udp(port, Buffer.from([0, 1, 2, 3, 255]));
   const check = fresh('udp-check');
   await udp(port, JSON.stringify({ name: check, status: 1, output: 'via udp', handlers: ['h1'] }));
@@ -157,7 +223,11 @@ test('UDP: one datagram is one result; garbage is dropped; source makes a proxy'
 });
 
 test('--disable-sockets: nothing listens on the socket port', async () => {
-  const quiet = await startAgent({ name: fresh('nosock'), backendUrls: backend.agentUrl, extraArgs: ['--disable-sockets'] });
+  const quiet = await startAgent({
+    name: fresh('nosock'),
+    backendUrls: backend.agentUrl,
+    extraArgs: ['--disable-sockets'],
+  });
   others.push(quiet);
   await quiet.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
   const r = await tcp(quiet.ports.socket, ['ping']).catch((err: NodeJS.ErrnoException) => err.code);
@@ -165,11 +235,18 @@ test('--disable-sockets: nothing listens on the socket port', async () => {
 });
 
 test('socket port already in use: one clear log line and exit code 2', async () => {
-  const clash = await startAgent({ name: fresh('sockclash'), backendUrls: backend.agentUrl, ports: { api: await freePort(), socket: agent.ports.socket, statsd: await freePort() } });
+  const clash = await startAgent({
+    name: fresh('sockclash'),
+    backendUrls: backend.agentUrl,
+    ports: { api: await freePort(), socket: agent.ports.socket, statsd: await freePort() },
+  });
   others.push(clash);
   const exit = await waitFor(() => clash.proc.exit, { timeoutMs: 15000, what: 'clashing agent exit' });
   assert.is(exit.code, 2);
-  assert.ok(clash.proc.lines().some((l) => /TCP socket: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/.test(l)), clash.proc.tail(10));
+  assert.ok(
+    clash.proc.lines().some((l) => /TCP socket: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/.test(l)),
+    clash.proc.tail(10),
+  );
 });
 
 test.run();

@@ -15,7 +15,6 @@ const OTHER_NS = 'cfg-other';
 
 const api = coreApi(() => backend);
 
-
 /** An error answer: the status, and a body that is exactly `{message, code}`. */
 
 const SHA = 'a'.repeat(128);
@@ -35,37 +34,158 @@ interface Kind {
   type: string;
 }
 
-const silencedParts = (name: string) => { const [subscription, check] = name.split(':'); return { subscription: subscription!, check: check! }; };
+const silencedParts = (name: string) => {
+  const [subscription, check] = name.split(':');
+  return { subscription: subscription!, check: check! };
+};
 
 const KINDS: Kind[] = [
-  { plural: 'assets', type: 'Asset', namespaced: true, name: () => fresh('asset'), body: () => ({ url: 'https://example.com/asset.tar.gz', sha512: SHA }), patch: { filters: ["entity.system.os == 'linux'"] }, kept: 'url' },
-  { plural: 'checks', type: 'CheckConfig', namespaced: true, name: () => fresh('check'), body: () => ({ command: 'true', interval: 60, subscriptions: ['linux'], publish: true }), patch: { interval: 30, handlers: ['slack'] }, kept: 'command' },
-  { plural: 'filters', type: 'EventFilter', namespaced: true, name: () => fresh('filter'), body: () => ({ action: 'allow', expressions: ['event.check.status != 0'] }), patch: { expressions: ['event.check.status == 2'] }, kept: 'action' },
-  { plural: 'handlers', type: 'Handler', namespaced: true, name: () => fresh('handler'), body: () => ({ type: 'pipe', command: 'cat' }), patch: { timeout: 10 }, kept: 'command' },
-  { plural: 'hooks', type: 'HookConfig', namespaced: true, name: () => fresh('hook'), body: () => ({ command: 'ps aux', timeout: 60 }), patch: { timeout: 5 }, kept: 'command' },
-  { plural: 'mutators', type: 'Mutator', namespaced: true, name: () => fresh('mutator'), body: () => ({ type: 'pipe', command: 'cat' }), patch: { timeout: 7 }, kept: 'command' },
-  { plural: 'pipelines', type: 'Pipeline', namespaced: true, name: () => fresh('pipeline'), body: () => ({ workflows: [{ name: 'w1', handler: ref('h1', 'Handler') }] }), patch: { workflows: [{ name: 'w2', handler: ref('h2', 'Handler'), filters: [ref('is_incident', 'EventFilter')] }] }, kept: 'metadata' },
-  { plural: 'roles', type: 'Role', namespaced: true, name: () => fresh('role'), body: () => ({ rules: [{ verbs: ['get'], resources: ['checks'] }] }), patch: { rules: [{ verbs: ['list'], resources: ['events'] }] }, kept: 'metadata' },
-  { plural: 'rolebindings', type: 'RoleBinding', namespaced: true, name: () => fresh('rb'), body: () => ({ role_ref: { type: 'Role', name: 'some-role' }, subjects: [{ type: 'User', name: 'bob' }] }), patch: { subjects: [{ type: 'Group', name: 'ops' }] }, kept: 'role_ref' },
-  { plural: 'silenced', type: 'Silenced', namespaced: true, name: () => `${fresh('sub')}:${fresh('chk')}`, body: (name) => ({ ...silencedParts(name) }), patch: { reason: 'maintenance' }, kept: 'subscription' },
-  { plural: 'clusterroles', type: 'ClusterRole', namespaced: false, name: () => fresh('crole'), body: () => ({ rules: [{ verbs: ['get'], resources: ['checks'] }] }), patch: { rules: [{ verbs: ['*'], resources: ['events'] }] }, kept: 'metadata' },
-  { plural: 'clusterrolebindings', type: 'ClusterRoleBinding', namespaced: false, name: () => fresh('crb'), body: () => ({ role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'User', name: 'bob' }] }), patch: { subjects: [{ type: 'Group', name: 'ops' }] }, kept: 'role_ref' },
+  {
+    plural: 'assets',
+    type: 'Asset',
+    namespaced: true,
+    name: () => fresh('asset'),
+    body: () => ({ url: 'https://example.com/asset.tar.gz', sha512: SHA }),
+    patch: { filters: ["entity.system.os == 'linux'"] },
+    kept: 'url',
+  },
+  {
+    plural: 'checks',
+    type: 'CheckConfig',
+    namespaced: true,
+    name: () => fresh('check'),
+    body: () => ({ command: 'true', interval: 60, subscriptions: ['linux'], publish: true }),
+    patch: { interval: 30, handlers: ['slack'] },
+    kept: 'command',
+  },
+  {
+    plural: 'filters',
+    type: 'EventFilter',
+    namespaced: true,
+    name: () => fresh('filter'),
+    body: () => ({ action: 'allow', expressions: ['event.check.status != 0'] }),
+    patch: { expressions: ['event.check.status == 2'] },
+    kept: 'action',
+  },
+  {
+    plural: 'handlers',
+    type: 'Handler',
+    namespaced: true,
+    name: () => fresh('handler'),
+    body: () => ({ type: 'pipe', command: 'cat' }),
+    patch: { timeout: 10 },
+    kept: 'command',
+  },
+  {
+    plural: 'hooks',
+    type: 'HookConfig',
+    namespaced: true,
+    name: () => fresh('hook'),
+    body: () => ({ command: 'ps aux', timeout: 60 }),
+    patch: { timeout: 5 },
+    kept: 'command',
+  },
+  {
+    plural: 'mutators',
+    type: 'Mutator',
+    namespaced: true,
+    name: () => fresh('mutator'),
+    body: () => ({ type: 'pipe', command: 'cat' }),
+    patch: { timeout: 7 },
+    kept: 'command',
+  },
+  {
+    plural: 'pipelines',
+    type: 'Pipeline',
+    namespaced: true,
+    name: () => fresh('pipeline'),
+    body: () => ({ workflows: [{ name: 'w1', handler: ref('h1', 'Handler') }] }),
+    patch: {
+      workflows: [
+        { name: 'w2', handler: ref('h2', 'Handler'), filters: [ref('is_incident', 'EventFilter')] },
+      ],
+    },
+    kept: 'metadata',
+  },
+  {
+    plural: 'roles',
+    type: 'Role',
+    namespaced: true,
+    name: () => fresh('role'),
+    body: () => ({ rules: [{ verbs: ['get'], resources: ['checks'] }] }),
+    patch: { rules: [{ verbs: ['list'], resources: ['events'] }] },
+    kept: 'metadata',
+  },
+  {
+    plural: 'rolebindings',
+    type: 'RoleBinding',
+    namespaced: true,
+    name: () => fresh('rb'),
+    body: () => ({
+      role_ref: { type: 'Role', name: 'some-role' },
+      subjects: [{ type: 'User', name: 'bob' }],
+    }),
+    patch: { subjects: [{ type: 'Group', name: 'ops' }] },
+    kept: 'role_ref',
+  },
+  {
+    plural: 'silenced',
+    type: 'Silenced',
+    namespaced: true,
+    name: () => `${fresh('sub')}:${fresh('chk')}`,
+    body: (name) => ({ ...silencedParts(name) }),
+    patch: { reason: 'maintenance' },
+    kept: 'subscription',
+  },
+  {
+    plural: 'clusterroles',
+    type: 'ClusterRole',
+    namespaced: false,
+    name: () => fresh('crole'),
+    body: () => ({ rules: [{ verbs: ['get'], resources: ['checks'] }] }),
+    patch: { rules: [{ verbs: ['*'], resources: ['events'] }] },
+    kept: 'metadata',
+  },
+  {
+    plural: 'clusterrolebindings',
+    type: 'ClusterRoleBinding',
+    namespaced: false,
+    name: () => fresh('crb'),
+    body: () => ({
+      role_ref: { type: 'ClusterRole', name: 'view' },
+      subjects: [{ type: 'User', name: 'bob' }],
+    }),
+    patch: { subjects: [{ type: 'Group', name: 'ops' }] },
+    kept: 'role_ref',
+  },
 ];
 
-const collection = (k: Kind, ns = 'default') => (k.namespaced ? `/namespaces/${ns}/${k.plural}` : `/${k.plural}`);
+const collection = (k: Kind, ns = 'default') =>
+  k.namespaced ? `/namespaces/${ns}/${k.plural}` : `/${k.plural}`;
 const one = (k: Kind, name: string, ns = 'default') => `${collection(k, ns)}/${name}`;
-const withMeta = (k: Kind, name: string, ns = 'default', extra: Body = {}): Body =>
-  ({ ...k.body(name), metadata: { name, ...(k.namespaced ? { namespace: ns } : {}), ...extra } });
-const named = (list: Body[], name: string, ns?: string) => list.find((x) => x.metadata?.name === name && (ns === undefined || x.metadata?.namespace === ns));
+const withMeta = (k: Kind, name: string, ns = 'default', extra: Body = {}): Body => ({
+  ...k.body(name),
+  metadata: { name, ...(k.namespaced ? { namespace: ns } : {}), ...extra },
+});
+const named = (list: Body[], name: string, ns?: string) =>
+  list.find((x) => x.metadata?.name === name && (ns === undefined || x.metadata?.namespace === ns));
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'api-config' });
-  await waitFor(async () => (await api('/namespaces')).status === 200, { timeoutMs: 10000, what: 'the admin API key to work' });
-  const r = await api('/namespaces', 'POST', { name: OTHER_NS });
-  if (r.status !== 201) throw new Error(`cannot create namespace ${OTHER_NS}: ${r.status} ${JSON.stringify(r.body)}`);
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'api-config' });
+    await waitFor(async () => (await api('/namespaces')).status === 200, {
+      timeoutMs: 10000,
+      what: 'the admin API key to work',
+    });
+    const r = await api('/namespaces', 'POST', { name: OTHER_NS });
+    if (r.status !== 201)
+      throw new Error(`cannot create namespace ${OTHER_NS}: ${r.status} ${JSON.stringify(r.body)}`);
+  }),
+);
 
-test.after(async () => { await backend?.stop(); });
+test.after(async () => {
+  await backend?.stop();
+});
 
 for (const k of KINDS) {
   test(`${k.plural}: POST 201, 409, GET with ETag and 304, PATCH 200 and 412, DELETE 204 then 404`, async () => {
@@ -82,7 +202,8 @@ for (const k of KINDS) {
     if (k.namespaced) assert.is(got.body.metadata.namespace, 'default');
     else assert.is(got.body.metadata.namespace, undefined, 'a cluster-wide resource has no namespace');
     assert.is(got.body.metadata.created_by, 'admin');
-    for (const [key, value] of Object.entries(k.body(name))) assert.equal(got.body[key], value, `GET returns ${key}`);
+    for (const [key, value] of Object.entries(k.body(name)))
+      assert.equal(got.body[key], value, `GET returns ${key}`);
     const etag = got.headers.get('etag');
     assert.ok(etag, 'GET has an ETag');
     assert.match(got.headers.get('content-type') ?? '', /application\/json/);
@@ -93,11 +214,23 @@ for (const k of KINDS) {
     const stale = await api(one(k, name), 'GET', undefined, { 'If-None-Match': '"not-the-etag"' });
     assert.is(stale.status, 200, 'If-None-Match with another ETag');
 
-    isError(await api(one(k, name), 'PATCH', k.patch, { 'If-Match': '"not-the-etag"' }), 412, 'PATCH with a wrong If-Match');
-    isError(await api(one(k, name), 'PATCH', k.patch, { 'If-None-Match': etag! }), 412, 'PATCH with If-None-Match of the current ETag');
-    const patched = await api(one(k, name), 'PATCH', k.patch, { 'If-Match': etag!, 'Content-Type': 'application/merge-patch+json' });
+    isError(
+      await api(one(k, name), 'PATCH', k.patch, { 'If-Match': '"not-the-etag"' }),
+      412,
+      'PATCH with a wrong If-Match',
+    );
+    isError(
+      await api(one(k, name), 'PATCH', k.patch, { 'If-None-Match': etag! }),
+      412,
+      'PATCH with If-None-Match of the current ETag',
+    );
+    const patched = await api(one(k, name), 'PATCH', k.patch, {
+      'If-Match': etag!,
+      'Content-Type': 'application/merge-patch+json',
+    });
     assert.is(patched.status, 200, `PATCH: ${JSON.stringify(patched.body)}`);
-    for (const [key, value] of Object.entries(k.patch)) assert.equal(patched.body[key], value, `PATCH set ${key}`);
+    for (const [key, value] of Object.entries(k.patch))
+      assert.equal(patched.body[key], value, `PATCH set ${key}`);
     assert.equal(patched.body[k.kept], got.body[k.kept], `PATCH kept ${k.kept}`);
     assert.is(patched.body.metadata.name, name);
     assert.is(patched.body.metadata.created_by, 'admin');
@@ -117,12 +250,18 @@ for (const k of KINDS) {
 
   test(`${k.plural}: PUT creates then replaces; lists; wrapped form; mismatches 400; missing namespace 404`, async () => {
     const name = k.name();
-    created(await api(one(k, name), 'PUT', withMeta(k, name, 'default', { labels: { first: 'yes' } })), 'PUT create');
+    created(
+      await api(one(k, name), 'PUT', withMeta(k, name, 'default', { labels: { first: 'yes' } })),
+      'PUT create',
+    );
     let got = await api(one(k, name));
     assert.is(got.status, 200);
     assert.equal(got.body.metadata.labels, { first: 'yes' });
     assert.is(got.body.metadata.created_by, 'admin');
-    created(await api(one(k, name), 'PUT', { ...k.body(name), metadata: { labels: { second: 'yes' } } }), 'PUT replace');
+    created(
+      await api(one(k, name), 'PUT', { ...k.body(name), metadata: { labels: { second: 'yes' } } }),
+      'PUT replace',
+    );
     got = await api(one(k, name));
     assert.equal(got.body.metadata.labels, { second: 'yes' }, 'PUT replaces the whole resource');
     assert.is(got.body.metadata.name, name);
@@ -134,7 +273,10 @@ for (const k of KINDS) {
     assert.ok(named(list.body, name), `${name} in the list`);
     if (k.namespaced) {
       const elsewhere = k.name();
-      created(await api(collection(k, OTHER_NS), 'POST', withMeta(k, elsewhere, OTHER_NS)), `POST in ${OTHER_NS}`);
+      created(
+        await api(collection(k, OTHER_NS), 'POST', withMeta(k, elsewhere, OTHER_NS)),
+        `POST in ${OTHER_NS}`,
+      );
       const inOther = await api<Body[]>(collection(k, OTHER_NS));
       assert.ok(named(inOther.body, elsewhere, OTHER_NS), 'item in its namespace list');
       assert.not.ok(named(inOther.body, name), 'the default item is not in the other namespace list');
@@ -147,26 +289,53 @@ for (const k of KINDS) {
 
     // The wrapped form, on POST and PUT.
     const wrappedName = k.name();
-    const wrap = (n: string, extra: Body = {}) => ({ type: k.type, api_version: 'core/v2', metadata: { name: n, ...(k.namespaced ? { namespace: 'default' } : {}) }, spec: { ...k.body(n), ...extra } });
+    const wrap = (n: string, extra: Body = {}) => ({
+      type: k.type,
+      api_version: 'core/v2',
+      metadata: { name: n, ...(k.namespaced ? { namespace: 'default' } : {}) },
+      spec: { ...k.body(n), ...extra },
+    });
     created(await api(collection(k), 'POST', wrap(wrappedName)), 'POST wrapped');
     const w = await api(one(k, wrappedName));
     assert.is(w.status, 200);
-    for (const [key, value] of Object.entries(k.body(wrappedName))) assert.equal(w.body[key], value, `wrapped POST stored ${key}`);
+    for (const [key, value] of Object.entries(k.body(wrappedName)))
+      assert.equal(w.body[key], value, `wrapped POST stored ${key}`);
     assert.is(w.body.spec, undefined, 'stored flat');
-    assert.is(w.body.type, k.plural === 'handlers' || k.plural === 'mutators' ? 'pipe' : undefined, 'the wrapper type (e.g. "Handler") is not stored; handlers and mutators keep their own type');
+    assert.is(
+      w.body.type,
+      k.plural === 'handlers' || k.plural === 'mutators' ? 'pipe' : undefined,
+      'the wrapper type (e.g. "Handler") is not stored; handlers and mutators keep their own type',
+    );
     created(await api(one(k, wrappedName), 'PUT', wrap(wrappedName, k.patch)), 'PUT wrapped');
     const w2 = await api(one(k, wrappedName));
-    for (const [key, value] of Object.entries(k.patch)) assert.equal(w2.body[key], value, `wrapped PUT stored ${key}`);
+    for (const [key, value] of Object.entries(k.patch))
+      assert.equal(w2.body[key], value, `wrapped PUT stored ${key}`);
 
     // Names and namespaces that contradict the URL.
     const other = k.name();
-    isError(await api(one(k, name), 'PUT', withMeta(k, name, 'default', { name: other })), 400, 'PUT with another metadata.name');
+    isError(
+      await api(one(k, name), 'PUT', withMeta(k, name, 'default', { name: other })),
+      400,
+      'PUT with another metadata.name',
+    );
     if (k.namespaced) {
-      isError(await api(one(k, name), 'PUT', withMeta(k, name, OTHER_NS)), 400, 'PUT with another metadata.namespace');
-      isError(await api(collection(k), 'POST', withMeta(k, k.name(), OTHER_NS)), 400, 'POST with another metadata.namespace');
+      isError(
+        await api(one(k, name), 'PUT', withMeta(k, name, OTHER_NS)),
+        400,
+        'PUT with another metadata.namespace',
+      );
+      isError(
+        await api(collection(k), 'POST', withMeta(k, k.name(), OTHER_NS)),
+        400,
+        'POST with another metadata.namespace',
+      );
       // Nothing is created in a namespace nobody made.
       const ghost = fresh('no-such-ns');
-      isError(await api(collection(k, ghost), 'POST', withMeta(k, k.name(), ghost)), 404, 'POST in a missing namespace');
+      isError(
+        await api(collection(k, ghost), 'POST', withMeta(k, k.name(), ghost)),
+        404,
+        'POST in a missing namespace',
+      );
       isError(await api(one(k, k.name(), ghost), 'PUT', k.body(k.name())), 404, 'PUT in a missing namespace');
     }
     assert.is((await api(one(k, name), 'DELETE')).status, 204);
@@ -175,15 +344,41 @@ for (const k of KINDS) {
 
 test('created_by comes from the authenticated user, not from the body', async () => {
   const name = fresh('spoof');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, metadata: { name, created_by: 'mallory' } }), 'POST');
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      interval: 60,
+      metadata: { name, created_by: 'mallory' },
+    }),
+    'POST',
+  );
   assert.is((await api(`/namespaces/default/checks/${name}`)).body.metadata.created_by, 'admin');
-  created(await api(`/namespaces/default/checks/${name}`, 'PUT', { command: 'true', interval: 60, metadata: { created_by: 'mallory' } }), 'PUT');
+  created(
+    await api(`/namespaces/default/checks/${name}`, 'PUT', {
+      command: 'true',
+      interval: 60,
+      metadata: { created_by: 'mallory' },
+    }),
+    'PUT',
+  );
   assert.is((await api(`/namespaces/default/checks/${name}`)).body.metadata.created_by, 'admin');
 });
 
 test('silenced PUT with a name other than <subscription>:<check> is 400', async () => {
-  isError(await api('/namespaces/default/silenced/foo:bar', 'PUT', { subscription: 'foo', check: 'baz' }), 400, 'PUT foo:bar with check baz');
-  isError(await api('/namespaces/default/silenced', 'POST', { metadata: { name: 'x:y' }, subscription: 'foo', check: 'baz' }), 400, 'POST named x:y for foo:baz');
+  isError(
+    await api('/namespaces/default/silenced/foo:bar', 'PUT', { subscription: 'foo', check: 'baz' }),
+    400,
+    'PUT foo:bar with check baz',
+  );
+  isError(
+    await api('/namespaces/default/silenced', 'POST', {
+      metadata: { name: 'x:y' },
+      subscription: 'foo',
+      check: 'baz',
+    }),
+    400,
+    'POST named x:y for foo:baz',
+  );
 });
 
 // --- per-resource validation -------------------------------------------------------------------
@@ -202,8 +397,18 @@ const INVALID: Array<[string, string, Body, RegExp?]> = [
   ['an asset without url and sha512', 'assets', {}, /url/],
   ['an asset with a url but no sha512', 'assets', { url: 'https://example.com/a.tgz' }, /sha512/],
   ['an asset with a bad sha512', 'assets', { url: 'https://example.com/a.tgz', sha512: 'abc' }, /sha512/],
-  ['a check with both interval and cron', 'checks', { command: 'true', interval: 60, cron: '* * * * *' }, /cron/],
-  ['a check with neither interval nor cron (publish true)', 'checks', { command: 'true', publish: true }, /interval/],
+  [
+    'a check with both interval and cron',
+    'checks',
+    { command: 'true', interval: 60, cron: '* * * * *' },
+    /cron/,
+  ],
+  [
+    'a check with neither interval nor cron (publish true)',
+    'checks',
+    { command: 'true', publish: true },
+    /interval/,
+  ],
   ['a check with ttl equal to the interval', 'checks', { command: 'true', interval: 60, ttl: 60 }, /ttl/],
   ['a check with ttl below the interval', 'checks', { command: 'true', interval: 60, ttl: 30 }, /ttl/],
   ['a check without command', 'checks', { interval: 60 }, /command/],
@@ -211,17 +416,29 @@ const INVALID: Array<[string, string, Body, RegExp?]> = [
   ['a hook without command', 'hooks', {}, /command/],
   ['a pipeline without workflows', 'pipelines', { workflows: [] }, /workflow/],
   ['a role rule without verbs', 'roles', { rules: [{ verbs: [], resources: ['checks'] }] }, /verbs/],
-  ['a rolebinding without subjects', 'rolebindings', { role_ref: { type: 'Role', name: 'r' }, subjects: [] }, /subjects/],
+  [
+    'a rolebinding without subjects',
+    'rolebindings',
+    { role_ref: { type: 'Role', name: 'r' }, subjects: [] },
+    /subjects/,
+  ],
   ['a silenced entry without subscription and check', 'silenced', { reason: 'nothing named' }],
 ];
 
 for (const [what, plural, body, pattern] of INVALID) {
   test(`400: ${what}`, async () => {
     const name = fresh('bad');
-    const r = await api(`/namespaces/default/${plural}`, 'POST', { ...body, metadata: { name, namespace: 'default' } });
+    const r = await api(`/namespaces/default/${plural}`, 'POST', {
+      ...body,
+      metadata: { name, namespace: 'default' },
+    });
     isError(r, 400, what);
     if (pattern) assert.match(r.body.message, pattern, `message of ${what}`);
-    const put = await api(`/namespaces/default/${plural}/${plural === 'silenced' ? 'foo:bar' : name}`, 'PUT', body);
+    const put = await api(
+      `/namespaces/default/${plural}/${plural === 'silenced' ? 'foo:bar' : name}`,
+      'PUT',
+      body,
+    );
     isError(put, 400, `PUT ${what}`);
     if (pattern) assert.match(put.body.message, pattern, `PUT message of ${what}`);
     isError(await api(`/namespaces/default/${plural}/${name}`), 404, 'nothing was stored');
@@ -229,16 +446,49 @@ for (const [what, plural, body, pattern] of INVALID) {
 }
 
 test('a check with publish false needs no schedule; ttl above the interval is fine', async () => {
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', publish: false, metadata: { name: fresh('unpublished') } }), 'publish false');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', cron: '*/5 * * * *', metadata: { name: fresh('cron') } }), 'cron only');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, ttl: 90, metadata: { name: fresh('ttl') } }), 'ttl > interval');
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      publish: false,
+      metadata: { name: fresh('unpublished') },
+    }),
+    'publish false',
+  );
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      cron: '*/5 * * * *',
+      metadata: { name: fresh('cron') },
+    }),
+    'cron only',
+  );
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      interval: 60,
+      ttl: 90,
+      metadata: { name: fresh('ttl') },
+    }),
+    'ttl > interval',
+  );
 });
 
 test('PATCH that makes a resource invalid is 400 and changes nothing', async () => {
   const name = fresh('patchbad');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, metadata: { name } }), 'POST');
-  isError(await api(`/namespaces/default/checks/${name}`, 'PATCH', { cron: '* * * * *' }), 400, 'PATCH adding a cron to an interval check');
-  isError(await api(`/namespaces/default/checks/${name}`, 'PATCH', { metadata: { name: 'other' } }), 400, 'PATCH renaming');
+  created(
+    await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, metadata: { name } }),
+    'POST',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}`, 'PATCH', { cron: '* * * * *' }),
+    400,
+    'PATCH adding a cron to an interval check',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}`, 'PATCH', { metadata: { name: 'other' } }),
+    400,
+    'PATCH renaming',
+  );
   const got = await api(`/namespaces/default/checks/${name}`);
   assert.is(got.body.cron, undefined);
   assert.is(got.body.interval, 60);
@@ -251,11 +501,29 @@ test('PATCH that makes a resource invalid is 400 and changes nothing', async () 
 
 test('silenced: names derived from subscription and check, creator, begin, expire_at', async () => {
   const before = Math.floor(Date.now() / 1000);
-  created(await api('/namespaces/default/silenced', 'POST', { subscription: 'linux', check: 'disk' }), 'linux:disk');
-  created(await api('/namespaces/default/silenced', 'POST', { check: 'disk', reason: 'all disks' }), '*:disk');
+  created(
+    await api('/namespaces/default/silenced', 'POST', { subscription: 'linux', check: 'disk' }),
+    'linux:disk',
+  );
+  created(
+    await api('/namespaces/default/silenced', 'POST', { check: 'disk', reason: 'all disks' }),
+    '*:disk',
+  );
   created(await api('/namespaces/default/silenced', 'POST', { subscription: 'linux' }), 'linux:*');
-  created(await api('/namespaces/default/silenced', 'POST', { subscription: 'web', check: 'cpu', begin: 1_900_000_000, expire: 600, creator: 'someone-else' }), 'web:cpu');
-  created(await api('/namespaces/default/silenced', 'POST', { subscription: 'db', check: 'cpu', expire: 300 }), 'db:cpu');
+  created(
+    await api('/namespaces/default/silenced', 'POST', {
+      subscription: 'web',
+      check: 'cpu',
+      begin: 1_900_000_000,
+      expire: 600,
+      creator: 'someone-else',
+    }),
+    'web:cpu',
+  );
+  created(
+    await api('/namespaces/default/silenced', 'POST', { subscription: 'db', check: 'cpu', expire: 300 }),
+    'db:cpu',
+  );
   const after = Math.floor(Date.now() / 1000);
 
   const ld = await api('/namespaces/default/silenced/linux:disk');
@@ -296,13 +564,25 @@ test('silenced: names derived from subscription and check, creator, begin, expir
 
 test('silenced extras: by subscription, by check, by check in all namespaces', async () => {
   // Independent of the test above: POST, and a 409 means it is already there.
-  for (const body of [{ subscription: 'linux', check: 'disk' }, { check: 'disk' }, { subscription: 'linux' }, { subscription: 'web', check: 'mem' }]) {
+  for (const body of [
+    { subscription: 'linux', check: 'disk' },
+    { check: 'disk' },
+    { subscription: 'linux' },
+    { subscription: 'web', check: 'mem' },
+  ]) {
     const r = await api('/namespaces/default/silenced', 'POST', body);
-    assert.ok(r.status === 201 || r.status === 409, `POST ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
+    assert.ok(
+      r.status === 201 || r.status === 409,
+      `POST ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`,
+    );
   }
-  created(await api(`/namespaces/${OTHER_NS}/silenced`, 'POST', { subscription: 'linux', check: 'disk' }), `linux:disk in ${OTHER_NS}`);
+  created(
+    await api(`/namespaces/${OTHER_NS}/silenced`, 'POST', { subscription: 'linux', check: 'disk' }),
+    `linux:disk in ${OTHER_NS}`,
+  );
 
-  const names = (r: JsonResponse<Body[]>) => r.body.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort();
+  const names = (r: JsonResponse<Body[]>) =>
+    r.body.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort();
 
   const bySub = await api<Body[]>('/namespaces/default/silenced/subscriptions/linux');
   assert.is(bySub.status, 200, JSON.stringify(bySub.body));
@@ -323,8 +603,14 @@ test('silenced extras: by subscription, by check, by check in all namespaces', a
 
 test('silenced: PUT of wildcard entries (*:swap, db:*) at their URL', async () => {
   // `sensuctl create` PUTs every resource to its URL, so a wildcard entry must be writable there.
-  created(await api(`/namespaces/default/silenced/${encodeURIComponent('*:swap')}`, 'PUT', { check: 'swap' }), 'PUT *:swap');
-  created(await api(`/namespaces/default/silenced/${encodeURIComponent('db:*')}`, 'PUT', { subscription: 'db' }), 'PUT db:*');
+  created(
+    await api(`/namespaces/default/silenced/${encodeURIComponent('*:swap')}`, 'PUT', { check: 'swap' }),
+    'PUT *:swap',
+  );
+  created(
+    await api(`/namespaces/default/silenced/${encodeURIComponent('db:*')}`, 'PUT', { subscription: 'db' }),
+    'PUT db:*',
+  );
   const got = await api(`/namespaces/default/silenced/${encodeURIComponent('*:swap')}`);
   assert.is(got.body.metadata.name, '*:swap');
 });
@@ -332,7 +618,9 @@ test('silenced: PUT of wildcard entries (*:swap, db:*) at their URL', async () =
 test('silenced: PATCH of a wildcard entry (*:load) created by POST', async () => {
   const r = await api('/namespaces/default/silenced', 'POST', { check: 'load' });
   assert.ok(r.status === 201 || r.status === 409, `POST *:load: ${r.status}`);
-  const patched = await api(`/namespaces/default/silenced/${encodeURIComponent('*:load')}`, 'PATCH', { reason: 'patched' });
+  const patched = await api(`/namespaces/default/silenced/${encodeURIComponent('*:load')}`, 'PATCH', {
+    reason: 'patched',
+  });
   assert.is(patched.status, 200, `PATCH *:load: ${JSON.stringify(patched.body)}`);
   assert.is(patched.body.reason, 'patched');
   assert.is(patched.body.metadata.name, '*:load');
@@ -342,42 +630,117 @@ test('silenced: PATCH of a wildcard entry (*:load) created by POST', async () =>
 
 test('check hooks: PUT /hooks/critical adds, DELETE /hooks/critical/hook/<name> removes', async () => {
   const name = fresh('hooked');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, metadata: { name } }), 'check');
+  created(
+    await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, metadata: { name } }),
+    'check',
+  );
 
-  created(await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { hooks: ['collect-logs', 'ps'] }), 'PUT hooks');
+  created(
+    await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { hooks: ['collect-logs', 'ps'] }),
+    'PUT hooks',
+  );
   let got = await api(`/namespaces/default/checks/${name}`);
   assert.equal(got.body.check_hooks, [{ type: 'critical', hooks: ['collect-logs', 'ps'] }]);
 
-  created(await api(`/namespaces/default/checks/${name}/hooks/warning`, 'PUT', { hooks: ['ps'] }), 'PUT warning hooks');
+  created(
+    await api(`/namespaces/default/checks/${name}/hooks/warning`, 'PUT', { hooks: ['ps'] }),
+    'PUT warning hooks',
+  );
   got = await api(`/namespaces/default/checks/${name}`);
-  assert.equal(got.body.check_hooks.find((h: Body) => h.type === 'warning'), { type: 'warning', hooks: ['ps'] });
-  assert.equal(got.body.check_hooks.find((h: Body) => h.type === 'critical'), { type: 'critical', hooks: ['collect-logs', 'ps'] });
+  assert.equal(
+    got.body.check_hooks.find((h: Body) => h.type === 'warning'),
+    { type: 'warning', hooks: ['ps'] },
+  );
+  assert.equal(
+    got.body.check_hooks.find((h: Body) => h.type === 'critical'),
+    { type: 'critical', hooks: ['collect-logs', 'ps'] },
+  );
 
-  assert.is((await api(`/namespaces/default/checks/${name}/hooks/critical/hook/collect-logs`, 'DELETE')).status, 204, 'DELETE hook');
+  assert.is(
+    (await api(`/namespaces/default/checks/${name}/hooks/critical/hook/collect-logs`, 'DELETE')).status,
+    204,
+    'DELETE hook',
+  );
   got = await api(`/namespaces/default/checks/${name}`);
-  assert.equal(got.body.check_hooks.find((h: Body) => h.type === 'critical'), { type: 'critical', hooks: ['ps'] });
-  isError(await api(`/namespaces/default/checks/${name}/hooks/critical/hook/collect-logs`, 'DELETE'), 404, 'DELETE hook again');
-  isError(await api(`/namespaces/default/checks/${name}/hooks/unknown/hook/ps`, 'DELETE'), 404, 'DELETE hook of a type without hooks');
+  assert.equal(
+    got.body.check_hooks.find((h: Body) => h.type === 'critical'),
+    { type: 'critical', hooks: ['ps'] },
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/hooks/critical/hook/collect-logs`, 'DELETE'),
+    404,
+    'DELETE hook again',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/hooks/unknown/hook/ps`, 'DELETE'),
+    404,
+    'DELETE hook of a type without hooks',
+  );
 
-  isError(await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { hooks: 'ps' }), 400, 'hooks not an array');
-  isError(await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { type: 'warning', hooks: ['ps'] }), 400, 'type in body differs from URL');
-  isError(await api(`/namespaces/default/checks/${name}/hooks/bogus`, 'PUT', { hooks: ['ps'] }), 400, 'bad hook type');
-  isError(await api(`/namespaces/default/checks/${fresh('missing')}/hooks/critical`, 'PUT', { hooks: ['ps'] }), 404, 'hooks of a missing check');
+  isError(
+    await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { hooks: 'ps' }),
+    400,
+    'hooks not an array',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/hooks/critical`, 'PUT', { type: 'warning', hooks: ['ps'] }),
+    400,
+    'type in body differs from URL',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/hooks/bogus`, 'PUT', { hooks: ['ps'] }),
+    400,
+    'bad hook type',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${fresh('missing')}/hooks/critical`, 'PUT', { hooks: ['ps'] }),
+    404,
+    'hooks of a missing check',
+  );
 });
 
 test('check execute: 202 {issued}, 404 for a missing check', async () => {
   const name = fresh('adhoc');
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, subscriptions: ['web'], metadata: { name } }), 'check');
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      interval: 60,
+      subscriptions: ['web'],
+      metadata: { name },
+    }),
+    'check',
+  );
   const before = Math.floor(Date.now() / 1000);
-  const r = await api(`/namespaces/default/checks/${name}/execute`, 'POST', { subscriptions: ['linux'], reason: 'test' });
+  const r = await api(`/namespaces/default/checks/${name}/execute`, 'POST', {
+    subscriptions: ['linux'],
+    reason: 'test',
+  });
   const after = Math.floor(Date.now() / 1000);
   assert.is(r.status, 202, JSON.stringify(r.body));
   assert.equal(Object.keys(r.body), ['issued']);
   assert.type(r.body.issued, 'number');
-  assert.ok(Number.isInteger(r.body.issued) && r.body.issued >= before && r.body.issued <= after, `issued ${r.body.issued} is unix seconds`);
-  isError(await api(`/namespaces/default/checks/${fresh('missing')}/execute`, 'POST', { subscriptions: ['linux'] }), 404, 'execute a missing check');
-  isError(await api(`/namespaces/default/checks/${name}/execute`, 'POST', { check: 'another', subscriptions: ['linux'] }), 400, 'execute with another check in the body');
-  isError(await api(`/namespaces/default/checks/${name}/execute`, 'POST', { subscriptions: 'linux' }), 400, 'execute with subscriptions not an array');
+  assert.ok(
+    Number.isInteger(r.body.issued) && r.body.issued >= before && r.body.issued <= after,
+    `issued ${r.body.issued} is unix seconds`,
+  );
+  isError(
+    await api(`/namespaces/default/checks/${fresh('missing')}/execute`, 'POST', { subscriptions: ['linux'] }),
+    404,
+    'execute a missing check',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/execute`, 'POST', {
+      check: 'another',
+      subscriptions: ['linux'],
+    }),
+    400,
+    'execute with another check in the body',
+  );
+  isError(
+    await api(`/namespaces/default/checks/${name}/execute`, 'POST', { subscriptions: 'linux' }),
+    400,
+    'execute with subscriptions not an array',
+  );
 });
 
 test.run();

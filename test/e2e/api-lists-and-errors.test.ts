@@ -15,7 +15,6 @@ const api = coreApi(() => backend);
 
 const rand = () => Math.random().toString(36).slice(2, 7);
 
-
 async function newNamespace(prefix: string): Promise<string> {
   const ns = `${prefix}-${rand()}`;
   created(await api('/namespaces', 'POST', { name: ns }), `namespace ${ns}`);
@@ -28,7 +27,9 @@ async function walk(path: string, limit: number): Promise<Array<{ items: Body[];
   let token: string | null = null;
   for (let i = 0; i < 100; i++) {
     const sep = path.includes('?') ? '&' : '?';
-    const r: JsonResponse<Body[]> = await api<Body[]>(`${path}${sep}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+    const r: JsonResponse<Body[]> = await api<Body[]>(
+      `${path}${sep}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
+    );
     assert.is(r.status, 200, `page ${i + 1} of ${path}: ${JSON.stringify(r.body)}`);
     assert.ok(Array.isArray(r.body));
     token = r.headers.get('Monitor-Continue');
@@ -38,32 +39,53 @@ async function walk(path: string, limit: number): Promise<Array<{ items: Body[];
   throw new Error(`more than 100 pages of ${path}`);
 }
 
-const eventId = (e: Body) => `${e.metadata?.namespace}/${e.entity?.metadata?.name}/${e.check?.metadata?.name}`;
+const eventId = (e: Body) =>
+  `${e.metadata?.namespace}/${e.entity?.metadata?.name}/${e.check?.metadata?.name}`;
 const nameOf = (x: Body) => x.metadata?.name as string;
 
 /** Lists trail writes by the read model's watch. */
 const listUntil = (path: string, ok: (items: Body[]) => boolean, what: string) =>
-  waitFor(async () => {
-    const r = await api<Body[]>(path);
-    return r.status === 200 && Array.isArray(r.body) && ok(r.body) ? r.body : undefined;
-  }, { timeoutMs: 8000, intervalMs: 50, what });
+  waitFor(
+    async () => {
+      const r = await api<Body[]>(path);
+      return r.status === 200 && Array.isArray(r.body) && ok(r.body) ? r.body : undefined;
+    },
+    { timeoutMs: 8000, intervalMs: 50, what },
+  );
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'api-lists-errors' });
-  await waitFor(async () => (await api('/namespaces')).status === 200, { timeoutMs: 10000, what: 'the admin API key to work' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'api-lists-errors' });
+    await waitFor(async () => (await api('/namespaces')).status === 200, {
+      timeoutMs: 10000,
+      what: 'the admin API key to work',
+    });
+  }),
+);
 
-test.after(async () => { await backend?.stop(); });
+test.after(async () => {
+  await backend?.stop();
+});
 
 // --- pagination ---------------------------------------------------------------------------------
 
 test('pagination: 25 checks with limit=10 are 10 + 10 + 5, continue header on the first two pages only', async () => {
   const ns = await newNamespace('pg-checks');
   const names = Array.from({ length: 25 }, (_, i) => `p-${String(i).padStart(2, '0')}`);
-  await Promise.all(names.map(async (name) => created(await api(`/namespaces/${ns}/checks`, 'POST', { command: 'true', interval: 60, metadata: { name } }), name)));
+  await Promise.all(
+    names.map(async (name) =>
+      created(
+        await api(`/namespaces/${ns}/checks`, 'POST', { command: 'true', interval: 60, metadata: { name } }),
+        name,
+      ),
+    ),
+  );
 
   const pages = await walk(`/namespaces/${ns}/checks`, 10);
-  assert.equal(pages.map((p) => p.items.length), [10, 10, 5]);
+  assert.equal(
+    pages.map((p) => p.items.length),
+    [10, 10, 5],
+  );
   assert.ok(pages[0]!.next && pages[1]!.next, 'continue header on pages 1 and 2');
   assert.is(pages[2]!.next, null, 'no continue header on the last page');
   const seen = pages.flatMap((p) => p.items.map(nameOf));
@@ -89,26 +111,52 @@ test('pagination: 30 events (and their entities) walk without duplicates or gaps
   const ids: string[] = [];
   for (let e = 0; e < 6; e++) {
     for (let c = 0; c < 5; c++) {
-      const entity = `ent-${e}`, check = `chk-${c}`;
-      created(await api(`/namespaces/${ns}/events`, 'POST', { entity: { metadata: { name: entity } }, check: { metadata: { name: check }, status: c % 3, output: 'x' } }), `${entity}/${check}`);
+      const entity = `ent-${e}`,
+        check = `chk-${c}`;
+      created(
+        await api(`/namespaces/${ns}/events`, 'POST', {
+          entity: { metadata: { name: entity } },
+          check: { metadata: { name: check }, status: c % 3, output: 'x' },
+        }),
+        `${entity}/${check}`,
+      );
       ids.push(`${ns}/${entity}/${check}`);
     }
   }
   await listUntil(`/namespaces/${ns}/events`, (l) => l.length === 30, '30 events listed');
 
   const tens = await walk(`/namespaces/${ns}/events`, 10);
-  assert.equal(tens.map((p) => p.items.length), [10, 10, 10]);
+  assert.equal(
+    tens.map((p) => p.items.length),
+    [10, 10, 10],
+  );
   assert.ok(tens[0]!.next && tens[1]!.next, 'continue header on pages 1 and 2');
   assert.is(tens[2]!.next, null, 'no continue header on the last page');
-  assert.equal(tens.flatMap((p) => p.items.map(eventId)), ids, 'every event once, in order');
+  assert.equal(
+    tens.flatMap((p) => p.items.map(eventId)),
+    ids,
+    'every event once, in order',
+  );
 
   const twelves = await walk(`/namespaces/${ns}/events`, 12);
-  assert.equal(twelves.map((p) => p.items.length), [12, 12, 6]);
-  assert.equal(twelves.flatMap((p) => p.items.map(eventId)), ids);
+  assert.equal(
+    twelves.map((p) => p.items.length),
+    [12, 12, 6],
+  );
+  assert.equal(
+    twelves.flatMap((p) => p.items.map(eventId)),
+    ids,
+  );
 
   const ofOne = await walk(`/namespaces/${ns}/events/ent-3`, 2);
-  assert.equal(ofOne.map((p) => p.items.length), [2, 2, 1]);
-  assert.equal(ofOne.flatMap((p) => p.items.map(eventId)), ids.filter((id) => id.includes('/ent-3/')));
+  assert.equal(
+    ofOne.map((p) => p.items.length),
+    [2, 2, 1],
+  );
+  assert.equal(
+    ofOne.flatMap((p) => p.items.map(eventId)),
+    ids.filter((id) => id.includes('/ent-3/')),
+  );
 
   const across = await walk('/events', 11);
   const acrossIds = across.flatMap((p) => p.items.map(eventId));
@@ -117,16 +165,39 @@ test('pagination: 30 events (and their entities) walk without duplicates or gaps
 
   await listUntil(`/namespaces/${ns}/entities`, (l) => l.length === 6, '6 entities listed');
   const ents = await walk(`/namespaces/${ns}/entities`, 4);
-  assert.equal(ents.map((p) => p.items.length), [4, 2]);
-  assert.equal(ents.flatMap((p) => p.items.map(nameOf)), ['ent-0', 'ent-1', 'ent-2', 'ent-3', 'ent-4', 'ent-5']);
+  assert.equal(
+    ents.map((p) => p.items.length),
+    [4, 2],
+  );
+  assert.equal(
+    ents.flatMap((p) => p.items.map(nameOf)),
+    ['ent-0', 'ent-1', 'ent-2', 'ent-3', 'ent-4', 'ent-5'],
+  );
   const entsAcross = await walk('/entities', 5);
   const entIds = entsAcross.flatMap((p) => p.items.map((e) => `${e.metadata.namespace}/${e.metadata.name}`));
   assert.is(new Set(entIds).size, entIds.length, 'no duplicates in /entities');
 });
 
 test('pagination: an invalid limit or continue token is 400', async () => {
-  for (const path of ['/namespaces/default/checks', '/checks', '/namespaces/default/events', '/events', '/namespaces/default/entities', '/namespaces', '/users', '/clusterroles']) {
-    for (const q of ['limit=abc', 'limit=-1', 'limit=1.5', 'limit=10x', 'continue=not%20a%20token', 'continue=%25%25%25', 'limit=5&continue=%3D%3D']) {
+  for (const path of [
+    '/namespaces/default/checks',
+    '/checks',
+    '/namespaces/default/events',
+    '/events',
+    '/namespaces/default/entities',
+    '/namespaces',
+    '/users',
+    '/clusterroles',
+  ]) {
+    for (const q of [
+      'limit=abc',
+      'limit=-1',
+      'limit=1.5',
+      'limit=10x',
+      'continue=not%20a%20token',
+      'continue=%25%25%25',
+      'limit=5&continue=%3D%3D',
+    ]) {
       isError(await api(`${path}?${q}`), 400, `${path}?${q}`);
     }
   }
@@ -146,7 +217,15 @@ test('selectors on checks: ==, !=, in, notin, matches, &&, field selectors, seve
     ['c-none', undefined, 40, []],
   ];
   for (const [name, labels, interval, subscriptions] of checks) {
-    created(await api(`/namespaces/${ns}/checks`, 'POST', { command: 'true', interval, subscriptions, metadata: { name, ...(labels ? { labels } : {}) } }), name);
+    created(
+      await api(`/namespaces/${ns}/checks`, 'POST', {
+        command: 'true',
+        interval,
+        subscriptions,
+        metadata: { name, ...(labels ? { labels } : {}) },
+      }),
+      name,
+    );
   }
   const q = async (query: string) => {
     const r = await api<Body[]>(`/namespaces/${ns}/checks?${query}`);
@@ -156,21 +235,38 @@ test('selectors on checks: ==, !=, in, notin, matches, &&, field selectors, seve
   assert.equal(await q(sel('labelSelector', 'region == us-east')), ['c-east']);
   assert.equal(await q(sel('labelSelector', 'region != us-east')), ['c-eu', 'c-none', 'c-west']);
   assert.equal(await q(sel('labelSelector', 'region in (us-east,us-west)')), ['c-east', 'c-west']);
-  assert.equal(await q(sel('labelSelector', 'region in (us-east, us-west)')), ['c-east', 'c-west'], 'spaces in the list');
+  assert.equal(
+    await q(sel('labelSelector', 'region in (us-east, us-west)')),
+    ['c-east', 'c-west'],
+    'spaces in the list',
+  );
   assert.equal(await q(sel('labelSelector', 'region notin (us-east,us-west)')), ['c-eu', 'c-none']);
   assert.equal(await q(sel('labelSelector', 'region matches us')), ['c-east', 'c-west']);
   assert.equal(await q(sel('labelSelector', 'region matches us && team == a')), ['c-east']);
-  assert.equal(await q(`${sel('labelSelector', 'team == a')}&${sel('labelSelector', 'region != us-east')}`), ['c-eu'], 'two labelSelector parameters are ANDed');
+  assert.equal(
+    await q(`${sel('labelSelector', 'team == a')}&${sel('labelSelector', 'region != us-east')}`),
+    ['c-eu'],
+    'two labelSelector parameters are ANDed',
+  );
   assert.equal(await q(sel('labelSelector', 'region == nowhere')), []);
   assert.equal(await q(sel('fieldSelector', 'check.interval == 20')), ['c-west']);
   assert.equal(await q(sel('fieldSelector', 'linux in check.subscriptions')), ['c-east', 'c-west']);
-  assert.equal(await q(sel('fieldSelector', 'linux in check.subscriptions && web in check.subscriptions')), ['c-west']);
+  assert.equal(await q(sel('fieldSelector', 'linux in check.subscriptions && web in check.subscriptions')), [
+    'c-west',
+  ]);
   assert.equal(await q(sel('fieldSelector', 'check.metadata.name == c-eu')), ['c-eu']);
-  assert.equal(await q(`${sel('fieldSelector', 'linux in check.subscriptions')}&${sel('labelSelector', 'team == a')}`), ['c-east'], 'label and field selectors together');
+  assert.equal(
+    await q(`${sel('fieldSelector', 'linux in check.subscriptions')}&${sel('labelSelector', 'team == a')}`),
+    ['c-east'],
+    'label and field selectors together',
+  );
 
   // Selectors and pagination together: pages of the selected items.
   const pages = await walk(`/namespaces/${ns}/checks?${sel('labelSelector', 'region != us-east')}`, 2);
-  assert.equal(pages.map((p) => p.items.map(nameOf)), [['c-eu', 'c-none'], ['c-west']]);
+  assert.equal(
+    pages.map((p) => p.items.map(nameOf)),
+    [['c-eu', 'c-none'], ['c-west']],
+  );
   // The all-namespaces list takes selectors too.
   const across = await api<Body[]>(`/checks?${sel('labelSelector', 'region == us-west')}`);
   assert.ok(across.body.some((c) => c.metadata.name === 'c-west' && c.metadata.namespace === ns));
@@ -179,11 +275,36 @@ test('selectors on checks: ==, !=, in, notin, matches, &&, field selectors, seve
 
 test('selectors on entities and events: entity_class, subscriptions, check.status, labels, &&', async () => {
   const ns = await newNamespace('sel-ev');
-  created(await api(`/namespaces/${ns}/entities`, 'POST', { metadata: { name: 'e-proxy-linux', labels: { region: 'us-east' } }, subscriptions: ['linux'] }), 'e-proxy-linux');
-  created(await api(`/namespaces/${ns}/entities`, 'POST', { metadata: { name: 'e-agent-win', labels: { region: 'us-west' } }, entity_class: 'agent', subscriptions: ['windows'] }), 'e-agent-win');
-  created(await api(`/namespaces/${ns}/entities`, 'POST', { metadata: { name: 'e-proxy-web' }, subscriptions: ['linux', 'web'] }), 'e-proxy-web');
+  created(
+    await api(`/namespaces/${ns}/entities`, 'POST', {
+      metadata: { name: 'e-proxy-linux', labels: { region: 'us-east' } },
+      subscriptions: ['linux'],
+    }),
+    'e-proxy-linux',
+  );
+  created(
+    await api(`/namespaces/${ns}/entities`, 'POST', {
+      metadata: { name: 'e-agent-win', labels: { region: 'us-west' } },
+      entity_class: 'agent',
+      subscriptions: ['windows'],
+    }),
+    'e-agent-win',
+  );
+  created(
+    await api(`/namespaces/${ns}/entities`, 'POST', {
+      metadata: { name: 'e-proxy-web' },
+      subscriptions: ['linux', 'web'],
+    }),
+    'e-proxy-web',
+  );
   const post = async (entity: string, check: string, status: number, labels?: Record<string, string>) =>
-    created(await api(`/namespaces/${ns}/events`, 'POST', { entity: { metadata: { name: entity } }, check: { metadata: { name: check, ...(labels ? { labels } : {}) }, status, output: 'x' } }), `${entity}/${check}`);
+    created(
+      await api(`/namespaces/${ns}/events`, 'POST', {
+        entity: { metadata: { name: entity } },
+        check: { metadata: { name: check, ...(labels ? { labels } : {}) }, status, output: 'x' },
+      }),
+      `${entity}/${check}`,
+    );
   await post('e-proxy-linux', 'disk', 2, { tier: 'gold' });
   await post('e-proxy-linux', 'cpu', 0);
   await post('e-agent-win', 'disk', 2);
@@ -196,14 +317,28 @@ test('selectors on entities and events: entity_class, subscriptions, check.statu
     assert.is(r.status, 200, `${decodeURIComponent(query)}: ${JSON.stringify(r.body)}`);
     return r.body.map(nameOf).sort();
   };
-  assert.equal(await ents(sel('fieldSelector', 'entity.entity_class == proxy')), ['e-proxy-linux', 'e-proxy-web']);
+  assert.equal(await ents(sel('fieldSelector', 'entity.entity_class == proxy')), [
+    'e-proxy-linux',
+    'e-proxy-web',
+  ]);
   assert.equal(await ents(sel('fieldSelector', 'entity.entity_class != proxy')), ['e-agent-win']);
-  assert.equal(await ents(sel('fieldSelector', 'linux in entity.subscriptions')), ['e-proxy-linux', 'e-proxy-web']);
+  assert.equal(await ents(sel('fieldSelector', 'linux in entity.subscriptions')), [
+    'e-proxy-linux',
+    'e-proxy-web',
+  ]);
   assert.equal(await ents(sel('fieldSelector', 'linux notin entity.subscriptions')), ['e-agent-win']);
-  assert.equal(await ents(sel('fieldSelector', 'entity.entity_class == proxy && web in entity.subscriptions')), ['e-proxy-web']);
+  assert.equal(
+    await ents(sel('fieldSelector', 'entity.entity_class == proxy && web in entity.subscriptions')),
+    ['e-proxy-web'],
+  );
   assert.equal(await ents(sel('fieldSelector', 'entity.entity_class in (agent,backend)')), ['e-agent-win']);
   assert.equal(await ents(sel('labelSelector', 'region matches us')), ['e-agent-win', 'e-proxy-linux']);
-  assert.equal(await ents(`${sel('labelSelector', 'region == us-east')}&${sel('fieldSelector', 'linux in entity.subscriptions')}`), ['e-proxy-linux']);
+  assert.equal(
+    await ents(
+      `${sel('labelSelector', 'region == us-east')}&${sel('fieldSelector', 'linux in entity.subscriptions')}`,
+    ),
+    ['e-proxy-linux'],
+  );
   const allEnts = await api<Body[]>(`/entities?${sel('fieldSelector', 'entity.entity_class == agent')}`);
   assert.ok(allEnts.body.some((e) => nameOf(e) === 'e-agent-win'));
   assert.ok(allEnts.body.every((e) => e.entity_class === 'agent'));
@@ -213,24 +348,73 @@ test('selectors on entities and events: entity_class, subscriptions, check.statu
     assert.is(r.status, 200, `${decodeURIComponent(query)}: ${JSON.stringify(r.body)}`);
     return r.body.map((e) => `${e.entity.metadata.name}/${e.check.metadata.name}`).sort();
   };
-  assert.equal(await evs(sel('fieldSelector', 'check.status == 2')), ['e-agent-win/disk', 'e-proxy-linux/disk']);
-  assert.equal(await evs(sel('fieldSelector', 'event.check.status == 2')), ['e-agent-win/disk', 'e-proxy-linux/disk'], 'with the leading resource word');
-  assert.equal(await evs(sel('fieldSelector', 'entity.entity_class == proxy')), ['e-proxy-linux/cpu', 'e-proxy-linux/disk', 'e-proxy-web/disk']);
-  assert.equal(await evs(sel('fieldSelector', 'linux in entity.subscriptions')), ['e-proxy-linux/cpu', 'e-proxy-linux/disk', 'e-proxy-web/disk']);
-  assert.equal(await evs(sel('fieldSelector', 'linux in entity.subscriptions && check.status == 2')), ['e-proxy-linux/disk']);
-  assert.equal(await evs(sel('fieldSelector', 'check.status in (1,2) && entity.entity_class == proxy')), ['e-proxy-linux/disk', 'e-proxy-web/disk']);
-  assert.equal(await evs(sel('labelSelector', 'tier == gold')), ['e-proxy-linux/disk', 'e-proxy-web/disk'], 'check labels');
+  assert.equal(await evs(sel('fieldSelector', 'check.status == 2')), [
+    'e-agent-win/disk',
+    'e-proxy-linux/disk',
+  ]);
+  assert.equal(
+    await evs(sel('fieldSelector', 'event.check.status == 2')),
+    ['e-agent-win/disk', 'e-proxy-linux/disk'],
+    'with the leading resource word',
+  );
+  assert.equal(await evs(sel('fieldSelector', 'entity.entity_class == proxy')), [
+    'e-proxy-linux/cpu',
+    'e-proxy-linux/disk',
+    'e-proxy-web/disk',
+  ]);
+  assert.equal(await evs(sel('fieldSelector', 'linux in entity.subscriptions')), [
+    'e-proxy-linux/cpu',
+    'e-proxy-linux/disk',
+    'e-proxy-web/disk',
+  ]);
+  assert.equal(await evs(sel('fieldSelector', 'linux in entity.subscriptions && check.status == 2')), [
+    'e-proxy-linux/disk',
+  ]);
+  assert.equal(await evs(sel('fieldSelector', 'check.status in (1,2) && entity.entity_class == proxy')), [
+    'e-proxy-linux/disk',
+    'e-proxy-web/disk',
+  ]);
+  assert.equal(
+    await evs(sel('labelSelector', 'tier == gold')),
+    ['e-proxy-linux/disk', 'e-proxy-web/disk'],
+    'check labels',
+  );
   assert.equal(await evs(sel('labelSelector', 'region == us-west')), ['e-agent-win/disk'], 'entity labels');
-  assert.equal(await evs(`${sel('labelSelector', 'tier == gold')}&${sel('fieldSelector', 'check.status == 2')}`), ['e-proxy-linux/disk']);
-  assert.equal(await evs(sel('fieldSelector', 'check.status == 2'), `/namespaces/${ns}/events/e-proxy-linux`), ['e-proxy-linux/disk'], 'one entity\'s events');
-  const across = await evs(sel('fieldSelector', `entity.metadata.namespace == ${ns} && check.status == 2`), '/events');
+  assert.equal(
+    await evs(`${sel('labelSelector', 'tier == gold')}&${sel('fieldSelector', 'check.status == 2')}`),
+    ['e-proxy-linux/disk'],
+  );
+  assert.equal(
+    await evs(sel('fieldSelector', 'check.status == 2'), `/namespaces/${ns}/events/e-proxy-linux`),
+    ['e-proxy-linux/disk'],
+    "one entity's events",
+  );
+  const across = await evs(
+    sel('fieldSelector', `entity.metadata.namespace == ${ns} && check.status == 2`),
+    '/events',
+  );
   assert.equal(across, ['e-agent-win/disk', 'e-proxy-linux/disk'], 'the all-namespaces list');
 });
 
 test('selectors: a malformed selector is 400', async () => {
-  const bad = [sel('labelSelector', 'region'), sel('labelSelector', 'region =='), sel('fieldSelector', 'check.status =='), sel('fieldSelector', '== 2'),
-    sel('labelSelector', 'region == a && '), sel('fieldSelector', '&& check.status == 2'), sel('labelSelector', 'region = us-east')];
-  for (const path of ['/namespaces/default/checks', '/checks', '/namespaces/default/entities', '/entities', '/namespaces/default/events', '/events', '/namespaces/default/silenced']) {
+  const bad = [
+    sel('labelSelector', 'region'),
+    sel('labelSelector', 'region =='),
+    sel('fieldSelector', 'check.status =='),
+    sel('fieldSelector', '== 2'),
+    sel('labelSelector', 'region == a && '),
+    sel('fieldSelector', '&& check.status == 2'),
+    sel('labelSelector', 'region = us-east'),
+  ];
+  for (const path of [
+    '/namespaces/default/checks',
+    '/checks',
+    '/namespaces/default/entities',
+    '/entities',
+    '/namespaces/default/events',
+    '/events',
+    '/namespaces/default/silenced',
+  ]) {
     for (const q of bad) isError(await api(`${path}?${q}`), 400, `${path}?${decodeURIComponent(q)}`);
   }
 });
@@ -242,7 +426,11 @@ test('bad bodies: malformed JSON, an array, empty, a string, null, a number, wro
     ['POST', '/namespaces/default/checks', { command: 42, interval: 'often', metadata: { name: 'typed' } }],
     ['PUT', '/namespaces/default/handlers/h-typed', { type: 'pipe', command: ['cat'] }],
     ['POST', '/namespaces/default/entities', { metadata: { name: 'typed' }, subscriptions: 'linux' }],
-    ['POST', '/namespaces/default/events', { entity: { metadata: { name: 'typed' } }, check: { metadata: { name: 'disk' }, status: 'x' } }],
+    [
+      'POST',
+      '/namespaces/default/events',
+      { entity: { metadata: { name: 'typed' } }, check: { metadata: { name: 'disk' }, status: 'x' } },
+    ],
     ['PATCH', '/namespaces/default/entities/typed', { subscriptions: 'linux' }],
     ['POST', '/namespaces', { name: 42 }],
     ['POST', '/users', { username: 'typed', password: 12345678 }],
@@ -250,12 +438,27 @@ test('bad bodies: malformed JSON, an array, empty, a string, null, a number, wro
     ['PUT', '/namespaces/default/silenced/a:b', { subscription: 'a', check: 'b', expire: 'soon' }],
   ];
   // Something to PATCH.
-  created(await api('/namespaces/default/entities', 'POST', { metadata: { name: 'typed' } }), 'entity to patch');
+  created(
+    await api('/namespaces/default/entities', 'POST', { metadata: { name: 'typed' } }),
+    'entity to patch',
+  );
   for (const [method, path, wrongTypes] of routes) {
-    const raw: Array<[string, string]> = [['malformed JSON', '{"metadata": {'], ['a JSON array', '[{"metadata":{"name":"x"}}]'], ['an empty body', ''],
-      ['a JSON string', '"checks"'], ['JSON null', 'null'], ['a JSON number', '42'], ['whitespace', '   '], ['not JSON at all', 'name=x']];
+    const raw: Array<[string, string]> = [
+      ['malformed JSON', '{"metadata": {'],
+      ['a JSON array', '[{"metadata":{"name":"x"}}]'],
+      ['an empty body', ''],
+      ['a JSON string', '"checks"'],
+      ['JSON null', 'null'],
+      ['a JSON number', '42'],
+      ['whitespace', '   '],
+      ['not JSON at all', 'name=x'],
+    ];
     for (const [what, text] of raw) {
-      isError(await api(path, method, text, { 'Content-Type': 'application/json' }), 400, `${method} ${path} with ${what}`);
+      isError(
+        await api(path, method, text, { 'Content-Type': 'application/json' }),
+        400,
+        `${method} ${path} with ${what}`,
+      );
     }
     isError(await api(path, method, wrongTypes), 400, `${method} ${path} with wrong types`);
   }
@@ -264,58 +467,126 @@ test('bad bodies: malformed JSON, an array, empty, a string, null, a number, wro
 });
 
 test('bad bodies: POST /checks/:name/execute refuses malformed JSON, arrays and scalars (400)', async () => {
-  created(await api('/namespaces/default/checks', 'POST', { command: 'true', interval: 60, subscriptions: ['web'], metadata: { name: 'some-check' } }), 'check to execute');
+  created(
+    await api('/namespaces/default/checks', 'POST', {
+      command: 'true',
+      interval: 60,
+      subscriptions: ['web'],
+      metadata: { name: 'some-check' },
+    }),
+    'check to execute',
+  );
   // An empty body is an ad hoc request with the check's own subscriptions.
-  assert.is((await api('/namespaces/default/checks/some-check/execute', 'POST', '', { 'Content-Type': 'application/json' })).status, 202, 'an empty body');
-  isError(await api('/namespaces/default/checks/some-check/execute', 'POST', { subscriptions: 'linux' }), 400, 'subscriptions not an array');
+  assert.is(
+    (
+      await api('/namespaces/default/checks/some-check/execute', 'POST', '', {
+        'Content-Type': 'application/json',
+      })
+    ).status,
+    202,
+    'an empty body',
+  );
+  isError(
+    await api('/namespaces/default/checks/some-check/execute', 'POST', { subscriptions: 'linux' }),
+    400,
+    'subscriptions not an array',
+  );
   // A body that is there but is not a JSON object must not run the check on its default subscriptions.
-  for (const [what, text] of [['malformed JSON', '{"subscriptions": ["linux"'], ['a JSON array', '["linux"]'], ['a JSON string', '"linux"'], ['a JSON number', '42'], ['not JSON at all', 'subscriptions=linux']]) {
-    isError(await api('/namespaces/default/checks/some-check/execute', 'POST', text, { 'Content-Type': 'application/json' }), 400, `execute with ${what}`);
+  for (const [what, text] of [
+    ['malformed JSON', '{"subscriptions": ["linux"'],
+    ['a JSON array', '["linux"]'],
+    ['a JSON string', '"linux"'],
+    ['a JSON number', '42'],
+    ['not JSON at all', 'subscriptions=linux'],
+  ]) {
+    isError(
+      await api('/namespaces/default/checks/some-check/execute', 'POST', text, {
+        'Content-Type': 'application/json',
+      }),
+      400,
+      `execute with ${what}`,
+    );
   }
 });
 
 test('a body over 512,000 bytes is 413 with a JSON error', async () => {
-  const big = JSON.stringify({ command: 'true', interval: 60, metadata: { name: 'huge' }, output: 'x'.repeat(600_000) });
+  const big = JSON.stringify({
+    command: 'true',
+    interval: 60,
+    metadata: { name: 'huge' },
+    output: 'x'.repeat(600_000),
+  });
   assert.ok(Buffer.byteLength(big) > 512_000);
   const res = await fetch(`${backend.apiUrl}/api/core/v2/namespaces/default/checks`, {
-    method: 'POST', body: big, headers: { ...adminAuth, 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(10000),
+    method: 'POST',
+    body: big,
+    headers: { ...adminAuth, 'Content-Type': 'application/json' },
+    signal: AbortSignal.timeout(10000),
   });
   const text = await res.text();
   assert.is(res.status, 413, text);
   let body: any;
-  try { body = JSON.parse(text); } catch { assert.unreachable(`413 body is not JSON: ${text}`); }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    assert.unreachable(`413 body is not JSON: ${text}`);
+  }
   isError({ status: res.status, headers: res.headers, body }, 413, 'big body');
 
   // Just under the limit is read (and here refused for what it says, not for its size).
-  const under = JSON.stringify({ command: 'true', interval: 60, metadata: { name: 'almost' }, cron: 'x'.repeat(400_000) });
-  isError(await api('/namespaces/default/checks', 'POST', under, { 'Content-Type': 'application/json' }), 400, 'a large but allowed body with a cron and an interval');
+  const under = JSON.stringify({
+    command: 'true',
+    interval: 60,
+    metadata: { name: 'almost' },
+    cron: 'x'.repeat(400_000),
+  });
+  isError(
+    await api('/namespaces/default/checks', 'POST', under, { 'Content-Type': 'application/json' }),
+    400,
+    'a large but allowed body with a cron and an interval',
+  );
   assert.is((await api('/namespaces/default/checks/huge')).status, 404, 'nothing stored');
   assert.is((await backend.health()).status, 200, 'still healthy');
 });
 
 /** POSTs `size` bytes (with Content-Length, or chunked) and returns the status and body, or the connection error. */
-async function postBig(size: number, chunked: boolean): Promise<{ status?: number; body?: any; error?: string }> {
+async function postBig(
+  size: number,
+  chunked: boolean,
+): Promise<{ status?: number; body?: any; error?: string }> {
   const url = `${backend.apiUrl}/api/core/v2/namespaces/default/checks`;
   const head = '{"metadata":{"name":"big"},"command":"true","interval":60,"output":"';
   const body: RequestInit['body'] = chunked
     ? new ReadableStream<Uint8Array>({
-      start(controller) {
-        const enc = new TextEncoder();
-        controller.enqueue(enc.encode(head));
-        for (let sent = 0; sent < size; sent += 50_000) controller.enqueue(enc.encode('y'.repeat(50_000)));
-        controller.enqueue(enc.encode('"}'));
-        controller.close();
-      },
-    })
+        start(controller) {
+          const enc = new TextEncoder();
+          controller.enqueue(enc.encode(head));
+          for (let sent = 0; sent < size; sent += 50_000) controller.enqueue(enc.encode('y'.repeat(50_000)));
+          controller.enqueue(enc.encode('"}'));
+          controller.close();
+        },
+      })
     : head + 'x'.repeat(size) + '"}';
   try {
-    const res = await fetch(url, { method: 'POST', body, headers: { ...adminAuth, 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(10000), ...(chunked ? { duplex: 'half' } : {}) } as RequestInit);
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { ...adminAuth, 'Content-Type': 'application/json' },
+      signal: AbortSignal.timeout(10000),
+      ...(chunked ? { duplex: 'half' } : {}),
+    } as RequestInit);
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* text */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* text */
+    }
     return { status: res.status, body: parsed };
   } catch (err) {
-    return { error: `${(err as Error).message} (${String((err as { cause?: { code?: string } }).cause?.code ?? '')})` };
+    return {
+      error: `${(err as Error).message} (${String((err as { cause?: { code?: string } }).cause?.code ?? '')})`,
+    };
   }
 }
 
@@ -327,11 +598,20 @@ test('a much larger body (10 MB, with Content-Length or chunked) still gets the 
     for (let i = 0; i < 12; i++) {
       const r = await postBig(10_000_000, chunked);
       outcomes.push(`${chunked ? 'chunked' : 'content-length'}: ${r.error ?? r.status}`);
-      if (r.status !== undefined) isError({ status: r.status, headers: new Headers(), body: r.body }, 413, `10 MB ${chunked ? 'chunked' : 'with Content-Length'}`);
+      if (r.status !== undefined)
+        isError(
+          { status: r.status, headers: new Headers(), body: r.body },
+          413,
+          `10 MB ${chunked ? 'chunked' : 'with Content-Length'}`,
+        );
     }
   }
   const failures = outcomes.filter((o) => !o.endsWith(': 413'));
-  assert.equal(failures, [], `every oversized request answered with 413; got ${failures.length}/24 connection errors: ${failures.join('; ')}`);
+  assert.equal(
+    failures,
+    [],
+    `every oversized request answered with 413; got ${failures.length}/24 connection errors: ${failures.join('; ')}`,
+  );
   assert.is((await backend.health()).status, 200, 'still healthy');
 });
 
@@ -340,12 +620,26 @@ test('a much larger body (10 MB, with Content-Length or chunked) still gets the 
 test('unknown routes and resources are 404 JSON', async () => {
   isError(await backend.get('/nope'), 404, 'GET /nope');
   isError(await backend.get('/api/core/v2/widgets'), 404, 'GET an unknown resource');
-  isError(await backend.get('/api/core/v2/namespaces/default/widgets'), 404, 'GET an unknown namespaced resource');
-  isError(await backend.get('/api/core/v2/namespaces/default/widgets', { method: 'POST', body: { metadata: { name: 'w' } } }), 404, 'POST an unknown resource');
+  isError(
+    await backend.get('/api/core/v2/namespaces/default/widgets'),
+    404,
+    'GET an unknown namespaced resource',
+  );
+  isError(
+    await backend.get('/api/core/v2/namespaces/default/widgets', {
+      method: 'POST',
+      body: { metadata: { name: 'w' } },
+    }),
+    404,
+    'POST an unknown resource',
+  );
   isError(await backend.get('/api/core/v3/namespaces/default/checks'), 404, 'another API version');
   isError(await backend.get('/api/core/v2/namespaces/default/checks/a/b/c/d'), 404, 'too deep a path');
   const wrongMethod = await backend.get('/api/core/v2/checks', { method: 'DELETE' });
-  assert.ok(wrongMethod.status === 404 || wrongMethod.status === 405, `DELETE on a list: ${wrongMethod.status}`);
+  assert.ok(
+    wrongMethod.status === 404 || wrongMethod.status === 405,
+    `DELETE on a list: ${wrongMethod.status}`,
+  );
   isError(wrongMethod, wrongMethod.status, 'DELETE on a list');
 });
 
@@ -374,9 +668,18 @@ test('GET /metrics: Prometheus text with the HTTP, agent, mailbox and event metr
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
   const text = await res.text();
-  for (const name of ['monitor_http_requests_total', 'monitor_http_request_duration_seconds', 'monitor_agents_connected', 'monitor_actor_mailbox_depth', 'monitor_events_processed_total']) {
+  for (const name of [
+    'monitor_http_requests_total',
+    'monitor_http_request_duration_seconds',
+    'monitor_agents_connected',
+    'monitor_actor_mailbox_depth',
+    'monitor_events_processed_total',
+  ]) {
     assert.ok(new RegExp(`^# TYPE ${name} `, 'm').test(text), `# TYPE ${name}`);
-    assert.ok(new RegExp(`^${name}(_bucket|_sum|_count)?(\\{[^}]*\\})? \\d`, 'm').test(text), `a sample of ${name}`);
+    assert.ok(
+      new RegExp(`^${name}(_bucket|_sum|_count)?(\\{[^}]*\\})? \\d`, 'm').test(text),
+      `a sample of ${name}`,
+    );
   }
   assert.match(text, /^monitor_http_requests_total\{[^}]*method="GET"[^}]*\} \d+/m);
   assert.match(text, /^monitor_http_request_duration_seconds_bucket\{[^}]*le="\+Inf"[^}]*\} \d+/m);

@@ -23,16 +23,26 @@ const stored = async (entity: string, check: string) => {
   return r.body;
 };
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'api-retries' });
-  await waitFor(async () => (await api('/namespaces')).status === 200, { timeoutMs: 10000, what: 'the admin API key to work' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'api-retries' });
+    await waitFor(async () => (await api('/namespaces')).status === 200, {
+      timeoutMs: 10000,
+      what: 'the admin API key to work',
+    });
+  }),
+);
 
-test.after(async () => { await backend?.stop(); });
+test.after(async () => {
+  await backend?.stop();
+});
 
 test('resolving by hand: an event PUT back with the stored id and status 0 is stored as a new result', async () => {
   const entity = fresh('hand');
-  created(await api('/namespaces/default/events', 'POST', event(entity, 'disk', 2, 'disk full')), 'POST failing');
+  created(
+    await api('/namespaces/default/events', 'POST', event(entity, 'disk', 2, 'disk full')),
+    'POST failing',
+  );
   const failing = await stored(entity, 'disk');
   assert.is(failing.check.status, 2);
   const resolved = { ...failing, check: { ...failing.check, status: 0, output: 'resolved by hand' } };
@@ -40,7 +50,11 @@ test('resolving by hand: an event PUT back with the stored id and status 0 is st
   const after = await stored(entity, 'disk');
   assert.is(after.check.status, 0, 'the resolution is stored');
   assert.is(after.check.output, 'resolved by hand');
-  assert.equal(after.check.history.map((h: { status: number }) => h.status), [2, 0], 'and counted in the history');
+  assert.equal(
+    after.check.history.map((h: { status: number }) => h.status),
+    [2, 0],
+    'and counted in the history',
+  );
 });
 
 test('a POST sent again with the same Idempotency-Key is applied once and answered 201 again', async () => {
@@ -59,19 +73,43 @@ test('a POST sent again with the same Idempotency-Key is applied once and answer
 test('the same Idempotency-Key with another body is another request, and is applied', async () => {
   const entity = fresh('idem-body');
   created(await api('/namespaces/default/events', 'POST', event(entity, 'mem', 0), key('k-2')), 'first');
-  created(await api('/namespaces/default/events', 'POST', event(entity, 'mem', 2), key('k-2')), 'new content');
+  created(
+    await api('/namespaces/default/events', 'POST', event(entity, 'mem', 2), key('k-2')),
+    'new content',
+  );
   const e = await stored(entity, 'mem');
-  assert.equal(e.check.history.map((h: { status: number }) => h.status), [0, 2]);
+  assert.equal(
+    e.check.history.map((h: { status: number }) => h.status),
+    [0, 2],
+  );
 });
 
 test('retried deletes with an Idempotency-Key answer 204 as the first did; without one, 404', async () => {
   const entity = fresh('idem-del');
   created(await api('/namespaces/default/events', 'POST', event(entity, 'gone', 0)), 'POST');
-  assert.is((await api(`/namespaces/default/events/${entity}/gone`, 'DELETE', undefined, key('d-1'))).status, 204);
-  assert.is((await api(`/namespaces/default/events/${entity}/gone`, 'DELETE', undefined, key('d-1'))).status, 204, 'retried event delete');
-  isError(await api(`/namespaces/default/events/${entity}/gone`, 'DELETE'), 404, 'a new delete of what is gone');
-  assert.is((await api(`/namespaces/default/entities/${entity}`, 'DELETE', undefined, key('d-2'))).status, 204);
-  assert.is((await api(`/namespaces/default/entities/${entity}`, 'DELETE', undefined, key('d-2'))).status, 204, 'retried entity delete');
+  assert.is(
+    (await api(`/namespaces/default/events/${entity}/gone`, 'DELETE', undefined, key('d-1'))).status,
+    204,
+  );
+  assert.is(
+    (await api(`/namespaces/default/events/${entity}/gone`, 'DELETE', undefined, key('d-1'))).status,
+    204,
+    'retried event delete',
+  );
+  isError(
+    await api(`/namespaces/default/events/${entity}/gone`, 'DELETE'),
+    404,
+    'a new delete of what is gone',
+  );
+  assert.is(
+    (await api(`/namespaces/default/entities/${entity}`, 'DELETE', undefined, key('d-2'))).status,
+    204,
+  );
+  assert.is(
+    (await api(`/namespaces/default/entities/${entity}`, 'DELETE', undefined, key('d-2'))).status,
+    204,
+    'retried entity delete',
+  );
   isError(await api(`/namespaces/default/entities/${entity}`, 'DELETE'), 404, 'a new entity delete');
 });
 
@@ -82,8 +120,14 @@ test('an entity POST retried with its key is 201 again, not 409; a PATCH retried
   created(await api('/namespaces/default/entities', 'POST', body, key('e-1')), 'retried');
   isError(await api('/namespaces/default/entities', 'POST', body), 409, 'a new create');
   const patch = { metadata: { labels: { b: '2' } } };
-  const p1 = await api<Body>(`/namespaces/default/entities/${name}`, 'PATCH', patch, { ...key('p-1'), 'Content-Type': 'application/merge-patch+json' });
-  const p2 = await api<Body>(`/namespaces/default/entities/${name}`, 'PATCH', patch, { ...key('p-1'), 'Content-Type': 'application/merge-patch+json' });
+  const p1 = await api<Body>(`/namespaces/default/entities/${name}`, 'PATCH', patch, {
+    ...key('p-1'),
+    'Content-Type': 'application/merge-patch+json',
+  });
+  const p2 = await api<Body>(`/namespaces/default/entities/${name}`, 'PATCH', patch, {
+    ...key('p-1'),
+    'Content-Type': 'application/merge-patch+json',
+  });
   assert.is(p1.status, 200, JSON.stringify(p1.body));
   assert.is(p2.status, 200, JSON.stringify(p2.body));
   assert.equal(p2.body.metadata.labels, { a: '1', b: '2' });
@@ -91,8 +135,16 @@ test('an entity POST retried with its key is 201 again, not 409; a PATCH retried
 });
 
 test('a malformed Idempotency-Key is a 400', async () => {
-  isError(await api('/namespaces/default/events', 'POST', event(fresh('bad-key'), 'x'), key('x'.repeat(300))), 400, 'too long');
-  isError(await api('/namespaces/default/events', 'POST', event(fresh('bad-key'), 'x'), key('caf\u00e9')), 400, 'not ASCII');
+  isError(
+    await api('/namespaces/default/events', 'POST', event(fresh('bad-key'), 'x'), key('x'.repeat(300))),
+    400,
+    'too long',
+  );
+  isError(
+    await api('/namespaces/default/events', 'POST', event(fresh('bad-key'), 'x'), key('caf\u00e9')),
+    400,
+    'not ASCII',
+  );
 });
 
 test.run();

@@ -1,7 +1,15 @@
 // suite-timeout: 240
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loud, sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  loud,
+  sleep,
+  startAgent,
+  startBackend,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
 
 // The check TTL (dead man's switch) through the REST API: a result with a ttl arms it, the failure
@@ -14,19 +22,28 @@ let agent: AgentProc | undefined;
 const api = coreApi(() => backend);
 
 const post = (entity: string, check: string, body: Body = {}) =>
-  api(`/namespaces/default/events/${entity}/${check}`, 'POST', { check: { status: 0, output: 'ok', ...body } });
+  api(`/namespaces/default/events/${entity}/${check}`, 'POST', {
+    check: { status: 0, output: 'ok', ...body },
+  });
 const eventOf = async (entity: string, check: string) => {
   const r = await api<Body>(`/namespaces/default/events/${entity}/${check}`);
   return r.status === 200 ? r.body : undefined;
 };
 const waitStatus = (entity: string, check: string, status: number, timeoutMs: number) =>
-  waitFor(async () => { const e = await eventOf(entity, check); return e?.check?.status === status ? e : undefined; },
-    { timeoutMs, intervalMs: 100, what: `${entity}/${check} status ${status}` });
+  waitFor(
+    async () => {
+      const e = await eventOf(entity, check);
+      return e?.check?.status === status ? e : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: `${entity}/${check} status ${status}` },
+  );
 const TTL_OUTPUT = /^Last check execution was (\d+) seconds ago$/;
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'ttl-1' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'ttl-1' });
+  }),
+);
 
 test.after(async () => {
   await agent?.kill('SIGCONT').catch(() => {});
@@ -45,17 +62,26 @@ test('a result with ttl 5: the failure result comes after 5 s, exact output, mer
   assert.ok(n >= 4 && n <= 8, `output "${first.check.output}"`);
   assert.is(first.check.state, 'failing');
   assert.is(first.check.ttl, 5);
-  assert.equal(first.check.history.map((h: Body) => h.status), [0, 1]);
+  assert.equal(
+    first.check.history.map((h: Body) => h.status),
+    [0, 1],
+  );
   assert.is(first.check.occurrences, 1);
   assert.is(first.check.occurrences_watermark, 1);
   assert.ok(first.check.executed >= Math.floor(postedAt / 1000) + 4, 'executed is the time of the expiry');
   assert.is(first.entity.metadata.name, entity);
 
-  const second = await waitFor(async () => {
-    const e = await eventOf(entity, 'dms');
-    return e?.check?.history?.length === 3 ? e : undefined;
-  }, { timeoutMs: 12000, intervalMs: 100, what: 'the repeat after another ttl' });
-  assert.equal(second.check.history.map((h: Body) => h.status), [0, 1, 1]);
+  const second = await waitFor(
+    async () => {
+      const e = await eventOf(entity, 'dms');
+      return e?.check?.history?.length === 3 ? e : undefined;
+    },
+    { timeoutMs: 12000, intervalMs: 100, what: 'the repeat after another ttl' },
+  );
+  assert.equal(
+    second.check.history.map((h: Body) => h.status),
+    [0, 1, 1],
+  );
   assert.is(second.check.occurrences, 2);
   assert.match(second.check.output, TTL_OUTPUT);
   assert.ok(second.check.executed - first.check.executed >= 4, 'repeated about one ttl later');
@@ -97,10 +123,13 @@ test('no ttl, ttl 0, a deleted event or a deleted entity disarms the switch', as
   for (const e of [noTtl, zero]) {
     const ev = await eventOf(e, 'dms');
     assert.is(ev!.check.status, 0, `${e} stayed passing`);
-    assert.equal(ev!.check.history.map((h: Body) => h.status), [0, 0]);
+    assert.equal(
+      ev!.check.history.map((h: Body) => h.status),
+      [0, 0],
+    );
   }
   assert.is(await eventOf(delEvent, 'dms'), undefined, 'the deleted event stays deleted');
-  assert.is(await eventOf(delEntity, 'dms'), undefined, 'the deleted entity\'s event stays deleted');
+  assert.is(await eventOf(delEntity, 'dms'), undefined, "the deleted entity's event stays deleted");
   assert.is((await api(`/namespaces/default/entities/${delEntity}`)).status, 404);
 });
 
@@ -118,7 +147,7 @@ test('ttl 1..4 is refused with a clear 400; ttl "x" too', async () => {
   assert.is((await api('/namespaces/default/events')).status, 200);
 });
 
-test('suppressed while the entity\'s keepalive is failing, fires again once it recovers', async () => {
+test("suppressed while the entity's keepalive is failing, fires again once it recovers", async () => {
   const name = fresh('ttl-agent');
   agent = await startAgent({ name, backendUrls: [backend.agentUrl], keepaliveInterval: 1, warning: 5 });
   await waitStatus(name, 'keepalive', 0, 20000);
@@ -130,19 +159,30 @@ test('suppressed while the entity\'s keepalive is failing, fires again once it r
   await sleep(Math.max(0, postedAt + 13000 - Date.now()));
   const during = await eventOf(name, 'dms');
   assert.is(during!.check.status, 0, 'no TTL failure while the keepalive fails');
-  assert.equal(during!.check.history.map((h: Body) => h.status), [0]);
+  assert.equal(
+    during!.check.history.map((h: Body) => h.status),
+    [0],
+  );
 
   // The switch was re-armed, not buried: once the agent is back, the silent check is reported.
   await agent.kill('SIGCONT');
   await waitStatus(name, 'keepalive', 0, 20000);
   const fired = await waitStatus(name, 'dms', 1, 20000);
   assert.match(fired.check.output, TTL_OUTPUT);
-  assert.equal(fired.check.history.map((h: Body) => h.status), [0, 1]);
+  assert.equal(
+    fired.check.history.map((h: Body) => h.status),
+    [0, 1],
+  );
 });
 
-test('results an agent sends arm the switch too; the agent\'s API refuses ttl 1..4', async () => {
+test("results an agent sends arm the switch too; the agent's API refuses ttl 1..4", async () => {
   const name = agent!.name;
-  const toAgent = (check: Body) => fetch(`${agent!.apiUrl}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ check }) });
+  const toAgent = (check: Body) =>
+    fetch(`${agent!.apiUrl}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ check }),
+    });
   const bad = await toAgent({ metadata: { name: 'agent-dms' }, status: 0, output: 'ok', ttl: 3 });
   assert.is(bad.status, 400);
   assert.match(await bad.text(), /ttl must be 0 \(off\) or at least 5 seconds/);

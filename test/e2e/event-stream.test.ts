@@ -2,7 +2,16 @@
 import http from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { adminAuth, getJson, loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  adminAuth,
+  getJson,
+  loud,
+  startAgent,
+  startBackend,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 import { coreApi, created, fresh, isError } from '../harness/api.ts';
 
 // The live stream of event changes (SSE) against a real backend and agent, read with node:http:
@@ -17,7 +26,12 @@ const PW = 'stream-pass-123';
 const api = coreApi(() => backend);
 const streams: Sse[] = [];
 
-interface Msg { event: string; id?: string; data: string; json?: any }
+interface Msg {
+  event: string;
+  id?: string;
+  data: string;
+  json?: any;
+}
 
 /** A reader of one SSE response: parses messages and comments as they arrive. */
 class Sse {
@@ -25,26 +39,41 @@ class Sse {
   comments = 0;
   ended = false;
   private buf = '';
-  private constructor(readonly status: number, readonly headers: http.IncomingHttpHeaders, readonly body: string, private readonly req: http.ClientRequest) {}
+  private constructor(
+    readonly status: number,
+    readonly headers: http.IncomingHttpHeaders,
+    readonly body: string,
+    private readonly req: http.ClientRequest,
+  ) {}
 
   /** Opens `path`; for a non-200 answer the body is read whole. */
   static open(path: string, headers: Record<string, string> = adminAuth): Promise<Sse> {
     return new Promise((resolve, reject) => {
-      const req = http.get(`${backend.apiUrl}${path}`, { headers: { Accept: 'text/event-stream', ...headers }, agent: false }, (res) => {
-        res.setEncoding('utf8');
-        if (res.statusCode !== 200) {
-          let body = '';
-          res.on('data', (d: string) => { body += d; });
-          res.on('end', () => resolve(new Sse(res.statusCode ?? 0, res.headers, body, req)));
-          return;
-        }
-        const s = new Sse(200, res.headers, '', req);
-        streams.push(s);
-        res.on('data', (d: string) => s.feed(d));
-        res.on('end', () => { s.ended = true; });
-        res.on('error', () => { s.ended = true; });
-        resolve(s);
-      });
+      const req = http.get(
+        `${backend.apiUrl}${path}`,
+        { headers: { Accept: 'text/event-stream', ...headers }, agent: false },
+        (res) => {
+          res.setEncoding('utf8');
+          if (res.statusCode !== 200) {
+            let body = '';
+            res.on('data', (d: string) => {
+              body += d;
+            });
+            res.on('end', () => resolve(new Sse(res.statusCode ?? 0, res.headers, body, req)));
+            return;
+          }
+          const s = new Sse(200, res.headers, '', req);
+          streams.push(s);
+          res.on('data', (d: string) => s.feed(d));
+          res.on('end', () => {
+            s.ended = true;
+          });
+          res.on('error', () => {
+            s.ended = true;
+          });
+          resolve(s);
+        },
+      );
       req.on('error', reject);
     });
   }
@@ -63,34 +92,59 @@ class Sse {
         comment = false;
         const [k, ...rest] = line.split(':');
         const v = rest.join(':').replace(/^ /, '');
-        if (k === 'event') m.event = v; else if (k === 'id') m.id = v; else if (k === 'data') data.push(v);
+        if (k === 'event') m.event = v;
+        else if (k === 'id') m.id = v;
+        else if (k === 'data') data.push(v);
       }
-      if (comment) { this.comments++; continue; }
+      if (comment) {
+        this.comments++;
+        continue;
+      }
       m.data = data.join('\n');
-      try { m.json = JSON.parse(m.data); } catch { /* not JSON */ }
+      try {
+        m.json = JSON.parse(m.data);
+      } catch {
+        /* not JSON */
+      }
       this.messages.push(m);
     }
   }
 
   /** The first message (from `from` on) that `ok` accepts. */
   next(ok: (m: Msg) => boolean, what: string, from = 0): Promise<Msg> {
-    return waitFor(async () => this.messages.slice(from).find(ok), { timeoutMs: 10000, intervalMs: 25, what });
+    return waitFor(async () => this.messages.slice(from).find(ok), {
+      timeoutMs: 10000,
+      intervalMs: 25,
+      what,
+    });
   }
 
-  close(): void { this.req.destroy(); }
+  close(): void {
+    this.req.destroy();
+  }
 }
 
-const isPut = (entity: string, check: string, ns = 'default') => (m: Msg) =>
-  m.event === 'put' && m.json?.entity?.metadata?.name === entity && m.json?.check?.metadata?.name === check && m.json?.metadata?.namespace === ns;
-const isDelete = (entity: string, check: string, ns = 'default') => (m: Msg) =>
-  m.event === 'delete' && m.json?.entity === entity && m.json?.check === check && m.json?.namespace === ns;
+const isPut =
+  (entity: string, check: string, ns = 'default') =>
+  (m: Msg) =>
+    m.event === 'put' &&
+    m.json?.entity?.metadata?.name === entity &&
+    m.json?.check?.metadata?.name === check &&
+    m.json?.metadata?.namespace === ns;
+const isDelete =
+  (entity: string, check: string, ns = 'default') =>
+  (m: Msg) =>
+    m.event === 'delete' && m.json?.entity === entity && m.json?.check === check && m.json?.namespace === ns;
 
 const event = (entity: string, check: string, status = 0, entityExtra: object = {}) => ({
   entity: { metadata: { name: entity }, entity_class: 'proxy', ...entityExtra },
   check: { metadata: { name: check }, status, output: `status ${status}`, interval: 60 },
 });
 const post = async (ns: string, entity: string, check: string, status = 0, entityExtra: object = {}) =>
-  created(await api(`/namespaces/${ns}/events`, 'POST', event(entity, check, status, entityExtra)), `POST event ${entity}/${check} in ${ns}`);
+  created(
+    await api(`/namespaces/${ns}/events`, 'POST', event(entity, check, status, entityExtra)),
+    `POST event ${entity}/${check} in ${ns}`,
+  );
 
 const openStreams = async () => {
   const r = await getJson(`${backend.apiUrl}/metrics`);
@@ -101,24 +155,39 @@ const openStreams = async () => {
 let viewToken = '';
 let noneToken = '';
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'event-stream' });
-  await waitFor(async () => (await api('/namespaces')).status === 200, { timeoutMs: 10000, what: 'the admin API key to work' });
-  created(await api('/namespaces', 'POST', { name: OTHER_NS }), `namespace ${OTHER_NS}`);
-  for (const u of ['s-view', 's-none']) created(await api('/users', 'POST', { username: u, password: PW, groups: [] }), `user ${u}`);
-  created(await api('/namespaces/default/rolebindings', 'POST', {
-    metadata: { name: 'rb-s-view' }, role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'User', name: 's-view' }],
-  }), 'rolebinding of s-view');
-  const login = async (u: string) => {
-    const r = await getJson(`${backend.apiUrl}/auth`, { headers: { Authorization: `Basic ${Buffer.from(`${u}:${PW}`).toString('base64')}` } });
-    if (r.status !== 200) throw new Error(`login of ${u}: ${r.status}`);
-    return r.body.access_token as string;
-  };
-  viewToken = await login('s-view');
-  noneToken = await login('s-none');
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'event-stream' });
+    await waitFor(async () => (await api('/namespaces')).status === 200, {
+      timeoutMs: 10000,
+      what: 'the admin API key to work',
+    });
+    created(await api('/namespaces', 'POST', { name: OTHER_NS }), `namespace ${OTHER_NS}`);
+    for (const u of ['s-view', 's-none'])
+      created(await api('/users', 'POST', { username: u, password: PW, groups: [] }), `user ${u}`);
+    created(
+      await api('/namespaces/default/rolebindings', 'POST', {
+        metadata: { name: 'rb-s-view' },
+        role_ref: { type: 'ClusterRole', name: 'view' },
+        subjects: [{ type: 'User', name: 's-view' }],
+      }),
+      'rolebinding of s-view',
+    );
+    const login = async (u: string) => {
+      const r = await getJson(`${backend.apiUrl}/auth`, {
+        headers: { Authorization: `Basic ${Buffer.from(`${u}:${PW}`).toString('base64')}` },
+      });
+      if (r.status !== 200) throw new Error(`login of ${u}: ${r.status}`);
+      return r.body.access_token as string;
+    };
+    viewToken = await login('s-view');
+    noneToken = await login('s-none');
+  }),
+);
 
-test.after.each(() => { while (streams.length) streams.pop()!.close(); });
+test.after.each(() => {
+  while (streams.length) streams.pop()!.close();
+});
 test.after(async () => {
   while (streams.length) streams.pop()!.close();
   await agent?.stop();
@@ -147,7 +216,9 @@ test('a posted event is streamed as put with its KV revision; its delete as dele
 test('the entity is redacted in a put', async () => {
   const s = await Sse.open('/api/core/v2/namespaces/default/events/stream');
   const entity = fresh('es-red');
-  await post('default', entity, 'sec', 0, { metadata: { name: entity, labels: { password: 'hunter2', role: 'db' } } });
+  await post('default', entity, 'sec', 0, {
+    metadata: { name: entity, labels: { password: 'hunter2', role: 'db' } },
+  });
   const put = await s.next(isPut(entity, 'sec'), 'the put');
   assert.is(put.json.entity.metadata.labels.password, 'REDACTED');
   assert.is(put.json.entity.metadata.labels.role, 'db');
@@ -159,7 +230,9 @@ test('filters: entity=, check=, labelSelector', async () => {
   const b = fresh('es-fb');
   const byEntity = await Sse.open(`/api/core/v2/namespaces/default/events/stream?entity=${a}`);
   const byCheck = await Sse.open('/api/core/v2/namespaces/default/events/stream?check=only-this');
-  const byLabel = await Sse.open(`/api/core/v2/namespaces/default/events/stream?labelSelector=${encodeURIComponent('tier == gold')}`);
+  const byLabel = await Sse.open(
+    `/api/core/v2/namespaces/default/events/stream?labelSelector=${encodeURIComponent('tier == gold')}`,
+  );
   await post('default', b, 'other-check');
   await post('default', b, 'only-this');
   await post('default', a, 'other-check', 0, { metadata: { name: a, labels: { tier: 'gold' } } });
@@ -167,10 +240,21 @@ test('filters: entity=, check=, labelSelector', async () => {
   await byCheck.next(isPut(b, 'only-this'), 'the put of check only-this');
   await byLabel.next(isPut(a, 'other-check'), 'the put with label tier=gold');
   // The stream delivers in store order: a later put seen means the earlier ones were judged.
-  assert.not.ok(byEntity.messages.some((m) => m.json?.entity?.metadata?.name === b), 'entity filter lets b through');
-  assert.ok(byCheck.messages.every((m) => m.json?.check?.metadata?.name === 'only-this'), 'check filter lets others through');
-  assert.ok(byLabel.messages.every((m) => m.json?.entity?.metadata?.labels?.tier === 'gold'), 'label selector lets others through');
-  const bad = await Sse.open(`/api/core/v2/namespaces/default/events/stream?labelSelector=${encodeURIComponent('tier ==')}`);
+  assert.not.ok(
+    byEntity.messages.some((m) => m.json?.entity?.metadata?.name === b),
+    'entity filter lets b through',
+  );
+  assert.ok(
+    byCheck.messages.every((m) => m.json?.check?.metadata?.name === 'only-this'),
+    'check filter lets others through',
+  );
+  assert.ok(
+    byLabel.messages.every((m) => m.json?.entity?.metadata?.labels?.tier === 'gold'),
+    'label selector lets others through',
+  );
+  const bad = await Sse.open(
+    `/api/core/v2/namespaces/default/events/stream?labelSelector=${encodeURIComponent('tier ==')}`,
+  );
   assert.is(bad.status, 400, bad.body);
 });
 
@@ -184,7 +268,10 @@ test('another namespace stays out of a namespace stream; the all-namespaces stre
   await here.next(isPut(e2, 'x'), 'the default put');
   await all.next(isPut(e1, 'x', OTHER_NS), 'the other namespace put on the all stream');
   await all.next(isPut(e2, 'x'), 'the default put on the all stream');
-  assert.not.ok(here.messages.some((m) => m.json?.metadata?.namespace === OTHER_NS), 'other namespace leaked');
+  assert.not.ok(
+    here.messages.some((m) => m.json?.metadata?.namespace === OTHER_NS),
+    'other namespace leaked',
+  );
 });
 
 test('a user with view in default only: its all-namespaces stream shows default alone', async () => {
@@ -195,16 +282,39 @@ test('a user with view in default only: its all-namespaces stream shows default 
   await post(OTHER_NS, e1, 'x');
   await post('default', e2, 'x');
   await s.next(isPut(e2, 'x'), 'the default put');
-  assert.not.ok(s.messages.some((m) => m.json?.metadata?.namespace === OTHER_NS), 'a namespace it may not list leaked');
+  assert.not.ok(
+    s.messages.some((m) => m.json?.metadata?.namespace === OTHER_NS),
+    'a namespace it may not list leaked',
+  );
 });
 
 test('401 without credentials, 403 without permission, 404 for an unknown namespace, JSON errors', async () => {
   const parse = (s: Sse) => ({ status: s.status, body: JSON.parse(s.body), headers: new Headers() }) as any;
   isError(parse(await Sse.open('/api/core/v2/namespaces/default/events/stream', {})), 401, 'no credentials');
   isError(parse(await Sse.open('/api/core/v2/events/stream', {})), 401, 'no credentials, all namespaces');
-  isError(parse(await Sse.open('/api/core/v2/namespaces/default/events/stream', { Authorization: `Bearer ${noneToken}` })), 403, 'no binding');
-  isError(parse(await Sse.open(`/api/core/v2/namespaces/${OTHER_NS}/events/stream`, { Authorization: `Bearer ${viewToken}` })), 403, 'view elsewhere');
-  isError(parse(await Sse.open('/api/core/v2/namespaces/no-such-ns/events/stream')), 404, 'unknown namespace');
+  isError(
+    parse(
+      await Sse.open('/api/core/v2/namespaces/default/events/stream', {
+        Authorization: `Bearer ${noneToken}`,
+      }),
+    ),
+    403,
+    'no binding',
+  );
+  isError(
+    parse(
+      await Sse.open(`/api/core/v2/namespaces/${OTHER_NS}/events/stream`, {
+        Authorization: `Bearer ${viewToken}`,
+      }),
+    ),
+    403,
+    'view elsewhere',
+  );
+  isError(
+    parse(await Sse.open('/api/core/v2/namespaces/no-such-ns/events/stream')),
+    404,
+    'unknown namespace',
+  );
   // An all-namespaces stream of a user who may list nothing is empty, not refused (as the list is).
   const empty = await Sse.open('/api/core/v2/events/stream', { Authorization: `Bearer ${noneToken}` });
   assert.is(empty.status, 200);
@@ -221,7 +331,10 @@ test('an agent keepalive shows up on the stream', async () => {
   const s = await Sse.open('/api/core/v2/namespaces/default/events/stream?check=keepalive');
   const name = fresh('es-agent');
   agent = await startAgent({ name, backendUrls: [backend.agentUrl], keepaliveInterval: 1 });
-  const k = await s.next((m) => m.event === 'put' && m.json?.entity?.metadata?.name === name, 'the keepalive');
+  const k = await s.next(
+    (m) => m.event === 'put' && m.json?.entity?.metadata?.name === name,
+    'the keepalive',
+  );
   assert.is(k.json.check.metadata.name, 'keepalive');
   assert.is(k.json.entity.entity_class, 'agent');
   await agent.stop();
@@ -230,13 +343,19 @@ test('an agent keepalive shows up on the stream', async () => {
 
 test('closing clients frees the server side: the open-stream gauge returns to 0', async () => {
   while (streams.length) streams.pop()!.close();
-  await waitFor(async () => (await openStreams()) === 0 || undefined, { timeoutMs: 5000, what: 'no open streams' });
+  await waitFor(async () => (await openStreams()) === 0 || undefined, {
+    timeoutMs: 5000,
+    what: 'no open streams',
+  });
   const a = await Sse.open('/api/core/v2/namespaces/default/events/stream');
   const b = await Sse.open('/api/core/v2/events/stream');
   assert.is(await openStreams(), 2);
   a.close();
   b.close();
-  await waitFor(async () => (await openStreams()) === 0 || undefined, { timeoutMs: 5000, what: 'the gauge back to 0 after the clients left' });
+  await waitFor(async () => (await openStreams()) === 0 || undefined, {
+    timeoutMs: 5000,
+    what: 'the gauge back to 0 after the clients left',
+  });
 });
 
 test('stopping the backend ends open streams', async () => {

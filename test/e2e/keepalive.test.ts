@@ -12,20 +12,33 @@ const CRITICAL = 10;
 let backend: Backend;
 let agent: AgentProc | undefined;
 
-const keepalive = async () => (await backend.get(`/api/core/v2/namespaces/default/events/${AGENT}/keepalive`));
+const keepalive = async () => await backend.get(`/api/core/v2/namespaces/default/events/${AGENT}/keepalive`);
 
 async function waitForStatus(status: number, timeoutMs: number) {
-  return waitFor(async () => {
-    const r = await keepalive();
-    return r.status === 200 && r.body.check.status === status ? r.body : undefined;
-  }, { timeoutMs, intervalMs: 100, what: `keepalive status ${status}` });
+  return waitFor(
+    async () => {
+      const r = await keepalive();
+      return r.status === 200 && r.body.check.status === status ? r.body : undefined;
+    },
+    { timeoutMs, intervalMs: 100, what: `keepalive status ${status}` },
+  );
 }
 
-const startOurAgent = () => startAgent({ name: AGENT, backendUrls: [backend.agentUrl], subscriptions: ['linux', 'web'], keepaliveInterval: 1, warning: WARNING, critical: CRITICAL });
+const startOurAgent = () =>
+  startAgent({
+    name: AGENT,
+    backendUrls: [backend.agentUrl],
+    subscriptions: ['linux', 'web'],
+    keepaliveInterval: 1,
+    warning: WARNING,
+    critical: CRITICAL,
+  });
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'e2e-1' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'e2e-1' });
+  }),
+);
 
 test.after(async () => {
   await agent?.stop().catch(() => {});
@@ -34,10 +47,13 @@ test.after(async () => {
 
 test('the agent registers and its OK keepalive appears', async () => {
   agent = await startOurAgent();
-  const entity = await waitFor(async () => {
-    const r = await backend.get(`/api/core/v2/namespaces/default/entities/${AGENT}`);
-    return r.status === 200 ? r.body : undefined;
-  }, { timeoutMs: 20000, what: 'the entity' });
+  const entity = await waitFor(
+    async () => {
+      const r = await backend.get(`/api/core/v2/namespaces/default/entities/${AGENT}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { timeoutMs: 20000, what: 'the entity' },
+  );
   assert.is(entity.entity_class, 'agent');
   assert.is(entity.metadata.name, AGENT);
   assert.is(entity.metadata.namespace, 'default');
@@ -46,7 +62,12 @@ test('the agent registers and its OK keepalive appears', async () => {
   assert.is(entity.user, 'agent');
 
   const ev = await waitForStatus(0, 10000);
-  assert.match(ev.check.output, new RegExp(`^Keepalive last sent from ${AGENT} at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\+0000 UTC$`));
+  assert.match(
+    ev.check.output,
+    new RegExp(
+      `^Keepalive last sent from ${AGENT} at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\+0000 UTC$`,
+    ),
+  );
   assert.is(ev.check.interval, 1);
   assert.is(ev.check.timeout, WARNING);
   assert.is(ev.check.ttl, CRITICAL);
@@ -57,7 +78,10 @@ test('the agent registers and its OK keepalive appears', async () => {
   const list = await backend.get('/api/core/v2/namespaces/default/entities');
   assert.ok(list.body.some((e: { metadata: { name: string } }) => e.metadata.name === AGENT));
   const events = await backend.get(`/api/core/v2/namespaces/default/events/${AGENT}`);
-  assert.equal(events.body.map((e: { check: { metadata: { name: string } } }) => e.check.metadata.name), ['keepalive']);
+  assert.equal(
+    events.body.map((e: { check: { metadata: { name: string } } }) => e.check.metadata.name),
+    ['keepalive'],
+  );
 });
 
 test('a killed agent turns to warning after the warning timeout, then critical', async () => {
@@ -67,13 +91,19 @@ test('a killed agent turns to warning after the warning timeout, then critical',
   const warn = await waitForStatus(1, (WARNING + 10) * 1000);
   const warnAfter = (Date.now() - killedAt) / 1000;
   assert.ok(warnAfter >= WARNING - 1.5, `warning came ${warnAfter}s after the kill, before the timeout`);
-  assert.match(warn.check.output, new RegExp(`^No keepalive sent from ${AGENT} for \\d+ seconds \\(>= ${WARNING}\\)$`));
+  assert.match(
+    warn.check.output,
+    new RegExp(`^No keepalive sent from ${AGENT} for \\d+ seconds \\(>= ${WARNING}\\)$`),
+  );
   assert.is(warn.check.state, 'failing');
 
   const crit = await waitForStatus(2, (CRITICAL + 10) * 1000);
   const critAfter = (Date.now() - killedAt) / 1000;
   assert.ok(critAfter >= CRITICAL - 1.5, `critical came ${critAfter}s after the kill`);
-  assert.match(crit.check.output, new RegExp(`^No keepalive sent from ${AGENT} for \\d+ seconds \\(>= ${CRITICAL}\\)$`));
+  assert.match(
+    crit.check.output,
+    new RegExp(`^No keepalive sent from ${AGENT} for \\d+ seconds \\(>= ${CRITICAL}\\)$`),
+  );
   const silent = Number(/for (\d+) seconds/.exec(crit.check.output)![1]);
   assert.ok(silent >= CRITICAL, `silence of ${silent}s reported`);
 });
@@ -83,7 +113,12 @@ test('the agent comes back and the keepalive returns to OK', async () => {
   const ok = await waitForStatus(0, 20000);
   const statuses = ok.check.history.map((h: { status: number }) => h.status);
   // The story of this check: OKs, the warning, the critical, and OK again.
-  assert.ok(statuses.indexOf(1) > 0 && statuses.indexOf(2) > statuses.indexOf(1) && statuses.lastIndexOf(0) > statuses.indexOf(2), `history ${statuses}`);
+  assert.ok(
+    statuses.indexOf(1) > 0 &&
+      statuses.indexOf(2) > statuses.indexOf(1) &&
+      statuses.lastIndexOf(0) > statuses.indexOf(2),
+    `history ${statuses}`,
+  );
   assert.is(ok.check.state, 'passing');
   assert.is(ok.check.occurrences, 1);
 });

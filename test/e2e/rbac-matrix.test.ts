@@ -12,22 +12,49 @@ import { adminAuth, getJson, loud, startBackend, type Backend, type JsonResponse
 type Verb = 'get' | 'list' | 'create' | 'update' | 'delete';
 /** Execution order: what `create` makes, `update` replaces and `delete` removes. */
 const VERBS: Verb[] = ['create', 'get', 'list', 'update', 'delete'];
-const COMMON = ['assets', 'checks', 'entities', 'events', 'filters', 'handlers', 'hooks', 'mutators', 'silenced', 'pipelines'];
+const COMMON = [
+  'assets',
+  'checks',
+  'entities',
+  'events',
+  'filters',
+  'handlers',
+  'hooks',
+  'mutators',
+  'silenced',
+  'pipelines',
+];
 const NS_FAMILIES = [...COMMON, 'roles', 'rolebindings'];
-const CLUSTER_FAMILIES = ['namespaces', 'users', 'clusterroles', 'clusterrolebindings', 'apikeys', 'authproviders'];
+const CLUSTER_FAMILIES = [
+  'namespaces',
+  'users',
+  'clusterroles',
+  'clusterrolebindings',
+  'apikeys',
+  'authproviders',
+];
 const NAMESPACES = ['default', 'other'];
 
 // The seeded cluster roles as the reference describes them (written out here, not read from the product).
 type Rule = { verbs: Verb[] | '*'; resources: string[] | '*' };
 const SEEDED: Record<string, Rule[]> = {
   'cluster-admin': [{ verbs: '*', resources: '*' }],
-  admin: [{ verbs: '*', resources: [...COMMON, 'roles', 'rolebindings'] }, { verbs: ['get', 'list'], resources: ['namespaces'] }],
-  edit: [{ verbs: '*', resources: COMMON }, { verbs: ['get', 'list'], resources: ['namespaces'] }],
+  admin: [
+    { verbs: '*', resources: [...COMMON, 'roles', 'rolebindings'] },
+    { verbs: ['get', 'list'], resources: ['namespaces'] },
+  ],
+  edit: [
+    { verbs: '*', resources: COMMON },
+    { verbs: ['get', 'list'], resources: ['namespaces'] },
+  ],
   view: [{ verbs: ['get', 'list'], resources: [...COMMON, 'namespaces'] }],
   none: [],
 };
 const rulesAllow = (rules: Rule[], verb: Verb, resource: string) =>
-  rules.some((r) => (r.verbs === '*' || r.verbs.includes(verb)) && (r.resources === '*' || r.resources.includes(resource)));
+  rules.some(
+    (r) =>
+      (r.verbs === '*' || r.verbs.includes(verb)) && (r.resources === '*' || r.resources.includes(resource)),
+  );
 
 interface Principal {
   /** Short tag used in the names of the objects it creates. */
@@ -42,7 +69,14 @@ interface Principal {
 }
 
 const PRINCIPALS: Principal[] = [
-  { tag: 'ca', user: 'u-cluster-admin', groups: ['cluster-admins'], role: 'cluster-admin', scope: 'all', auth: {} },
+  {
+    tag: 'ca',
+    user: 'u-cluster-admin',
+    groups: ['cluster-admins'],
+    role: 'cluster-admin',
+    scope: 'all',
+    auth: {},
+  },
   { tag: 'key', role: 'cluster-admin', scope: 'all', auth: adminAuth },
   { tag: 'adm', user: 'u-admin', role: 'admin', scope: ['default'], auth: {} },
   { tag: 'ed', user: 'u-edit', role: 'edit', scope: ['default'], auth: {} },
@@ -78,10 +112,14 @@ interface Req {
 const call = (auth: Record<string, string>, method: string, path: string, body?: object) =>
   getJson(backend.apiUrl + path, { method, headers: auth, body });
 const asAdmin = (method: string, path: string, body?: object) => call(adminAuth, method, path, body);
-const basic = (user: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const basic = (user: string, password: string) => ({
+  Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-const login = (user: string, password: string) => getJson(`${backend.apiUrl}/auth`, { headers: basic(user, password) });
-const brief = (r: JsonResponse) => `${r.status} ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}`.slice(0, 240);
+const login = (user: string, password: string) =>
+  getJson(`${backend.apiUrl}/auth`, { headers: basic(user, password) });
+const brief = (r: JsonResponse) =>
+  `${r.status} ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}`.slice(0, 240);
 
 async function must(res: Promise<JsonResponse>, what: string, ok = [200, 201, 204]): Promise<JsonResponse> {
   const r = await res;
@@ -98,16 +136,37 @@ const BODIES: Record<string, (name: string) => Record<string, unknown>> = {
   handlers: (name) => ({ metadata: { name }, type: 'pipe', command: 'true' }),
   hooks: (name) => ({ metadata: { name }, command: 'true' }),
   mutators: (name) => ({ metadata: { name }, type: 'pipe', command: 'cat' }),
-  pipelines: (name) => ({ metadata: { name }, workflows: [{ name: 'w', handler: { name: 'h', type: 'Handler', api_version: 'core/v2' } }] }),
+  pipelines: (name) => ({
+    metadata: { name },
+    workflows: [{ name: 'w', handler: { name: 'h', type: 'Handler', api_version: 'core/v2' } }],
+  }),
   roles: (name) => ({ metadata: { name }, rules: [{ verbs: ['get'], resources: ['assets'] }] }),
-  rolebindings: (name) => ({ metadata: { name }, role_ref: { type: 'Role', name: SEED }, subjects: [{ type: 'User', name: 'nobody' }] }),
+  rolebindings: (name) => ({
+    metadata: { name },
+    role_ref: { type: 'Role', name: SEED },
+    subjects: [{ type: 'User', name: 'nobody' }],
+  }),
 };
-const eventBody = (entity: string, check: string) =>
-  ({ entity: { metadata: { name: entity }, entity_class: 'proxy' }, check: { metadata: { name: check }, status: 0, output: 'ok', interval: 60 } });
+const eventBody = (entity: string, check: string) => ({
+  entity: { metadata: { name: entity }, entity_class: 'proxy' },
+  check: { metadata: { name: check }, status: 0, output: 'ok', interval: 60 },
+});
 const ldapBody = (name: string) => ({
-  type: 'ldap', api_version: 'authentication/v2', metadata: { name },
-  spec: { servers: [{ host: '127.0.0.1', port: 1, security: 'insecure', binding: { user_dn: 'cn=binder,dc=example,dc=org', password: 'secret' },
-    group_search: { base_dn: 'dc=example,dc=org' }, user_search: { base_dn: 'dc=example,dc=org' } }] },
+  type: 'ldap',
+  api_version: 'authentication/v2',
+  metadata: { name },
+  spec: {
+    servers: [
+      {
+        host: '127.0.0.1',
+        port: 1,
+        security: 'insecure',
+        binding: { user_dn: 'cn=binder,dc=example,dc=org', password: 'secret' },
+        group_search: { base_dn: 'dc=example,dc=org' },
+        user_search: { base_dn: 'dc=example,dc=org' },
+      },
+    ],
+  },
 });
 
 /** The five requests of a namespaced family in `ns`: get/list read the seeded object, the others a principal's own. */
@@ -152,7 +211,11 @@ function clusterRequests(family: string, tag: string, ns = 'default'): Partial<R
       return {
         create: { method: 'POST', path: `${core}/namespaces`, body: { name } },
         get: { method: 'GET', path: `${core}/namespaces/${ns}` },
-        list: { method: 'GET', path: `${core}/namespaces`, visible: (b) => Array.isArray(b) && b.some((n: { name?: string }) => n.name === ns) },
+        list: {
+          method: 'GET',
+          path: `${core}/namespaces`,
+          visible: (b) => Array.isArray(b) && b.some((n: { name?: string }) => n.name === ns),
+        },
         update: { method: 'PUT', path: `${core}/namespaces/${name}`, body: { name } },
         delete: { method: 'DELETE', path: `${core}/namespaces/${name}` },
       };
@@ -163,7 +226,11 @@ function clusterRequests(family: string, tag: string, ns = 'default'): Partial<R
         create: { method: 'POST', path: `${core}/users`, body: { username: name, password: PW, groups: [] } },
         get: { method: 'GET', path: `${core}/users/agent` },
         list: { method: 'GET', path: `${core}/users` },
-        update: { method: 'PUT', path: `${core}/users/${name}`, body: { username: name, password: PW, groups: [] } },
+        update: {
+          method: 'PUT',
+          path: `${core}/users/${name}`,
+          body: { username: name, password: PW, groups: [] },
+        },
         delete: { method: 'DELETE', path: `${core}/users/${name}` },
       };
     }
@@ -180,7 +247,11 @@ function clusterRequests(family: string, tag: string, ns = 'default'): Partial<R
     }
     case 'clusterrolebindings': {
       const name = `m-${tag}-crb`;
-      const body = { metadata: { name }, role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'User', name: 'nobody' }] };
+      const body = {
+        metadata: { name },
+        role_ref: { type: 'ClusterRole', name: 'view' },
+        subjects: [{ type: 'User', name: 'nobody' }],
+      };
       return {
         create: { method: 'POST', path: `${core}/clusterrolebindings`, body },
         get: { method: 'GET', path: `${core}/clusterrolebindings/cluster-admin` },
@@ -210,7 +281,8 @@ function clusterRequests(family: string, tag: string, ns = 'default'): Partial<R
         delete: { method: 'DELETE', path: `${base}/${name}` },
       };
     }
-    default: throw new Error(`unknown family ${family}`);
+    default:
+      throw new Error(`unknown family ${family}`);
   }
 }
 
@@ -223,7 +295,13 @@ function outcome(res: JsonResponse, req: Req): string {
   return `HTTP ${brief(res)}`;
 }
 
-interface Cell { p: Principal; family: string; verb: Verb; ns: string | undefined; req: Req }
+interface Cell {
+  p: Principal;
+  family: string;
+  verb: Verb;
+  ns: string | undefined;
+  req: Req;
+}
 
 /** Runs the cells in order and returns one line per cell whose answer differs from the seeded roles. */
 async function runCells(cells: Cell[]): Promise<string[]> {
@@ -232,7 +310,10 @@ async function runCells(cells: Cell[]): Promise<string[]> {
     const res = await call(c.p.auth, c.req.method, c.req.path, c.req.body);
     const got = outcome(res, c.req);
     const want = expected(c.p, c.family, c.verb, c.ns) ? 'allowed' : 'denied';
-    if (got !== want) wrong.push(`${who(c.p)} ${c.verb} ${c.family}${c.ns ? ` in ${c.ns}` : ''}: want ${want}, got ${got} [${c.req.method} ${c.req.path} -> ${brief(res)}]`);
+    if (got !== want)
+      wrong.push(
+        `${who(c.p)} ${c.verb} ${c.family}${c.ns ? ` in ${c.ns}` : ''}: want ${want}, got ${got} [${c.req.method} ${c.req.path} -> ${brief(res)}]`,
+      );
   }
   return wrong;
 }
@@ -243,34 +324,101 @@ function extraRequests(tag: string): Array<{ family: string; verb: Verb; ns?: st
   const d = `${core}/namespaces/default`;
   const label = { metadata: { labels: { patched_by: tag } } };
   const patches = NS_FAMILIES.filter((f) => f !== 'events').map((family) => ({
-    family, verb: 'update' as Verb, ns: 'default',
-    req: { method: 'PATCH', path: `${d}/${family}/${family === 'silenced' ? `${SEED}:${SEED}` : SEED}`, body: label },
+    family,
+    verb: 'update' as Verb,
+    ns: 'default',
+    req: {
+      method: 'PATCH',
+      path: `${d}/${family}/${family === 'silenced' ? `${SEED}:${SEED}` : SEED}`,
+      body: label,
+    },
   }));
   return [
     ...patches,
-    { family: 'clusterroles', verb: 'update', req: { method: 'PATCH', path: `${core}/clusterroles/${SEED}`, body: label } },
-    { family: 'clusterrolebindings', verb: 'update', req: { method: 'PATCH', path: `${core}/clusterrolebindings/${SEED}`, body: label } },
-    { family: 'events', verb: 'list', ns: 'default', req: { method: 'GET', path: `${d}/events/${SEED}-ent` } },
-    { family: 'silenced', verb: 'list', ns: 'default', req: { method: 'GET', path: `${d}/silenced/subscriptions/${SEED}` } },
-    { family: 'silenced', verb: 'list', ns: 'default', req: { method: 'GET', path: `${d}/silenced/checks/${SEED}` } },
-    { family: 'checks', verb: 'update', ns: 'default', req: { method: 'PUT', path: `${d}/checks/${SEED}/hooks/critical`, body: { hooks: [SEED] } } },
-    { family: 'checks', verb: 'update', ns: 'default', req: { method: 'DELETE', path: `${d}/checks/${SEED}/hooks/critical/hook/${SEED}` } },
-    { family: 'checks', verb: 'create', ns: 'default', req: { method: 'POST', path: `${d}/checks/${SEED}/execute`, body: { reason: `rbac ${tag}` } } },
-    { family: 'users', verb: 'update', req: { method: 'PUT', path: `${core}/users/u-victim/password`, body: { password_new: PW } } },
-    { family: 'users', verb: 'update', req: { method: 'PUT', path: `${core}/users/u-victim/reset_password`, body: { password_new: PW } } },
+    {
+      family: 'clusterroles',
+      verb: 'update',
+      req: { method: 'PATCH', path: `${core}/clusterroles/${SEED}`, body: label },
+    },
+    {
+      family: 'clusterrolebindings',
+      verb: 'update',
+      req: { method: 'PATCH', path: `${core}/clusterrolebindings/${SEED}`, body: label },
+    },
+    {
+      family: 'events',
+      verb: 'list',
+      ns: 'default',
+      req: { method: 'GET', path: `${d}/events/${SEED}-ent` },
+    },
+    {
+      family: 'silenced',
+      verb: 'list',
+      ns: 'default',
+      req: { method: 'GET', path: `${d}/silenced/subscriptions/${SEED}` },
+    },
+    {
+      family: 'silenced',
+      verb: 'list',
+      ns: 'default',
+      req: { method: 'GET', path: `${d}/silenced/checks/${SEED}` },
+    },
+    {
+      family: 'checks',
+      verb: 'update',
+      ns: 'default',
+      req: { method: 'PUT', path: `${d}/checks/${SEED}/hooks/critical`, body: { hooks: [SEED] } },
+    },
+    {
+      family: 'checks',
+      verb: 'update',
+      ns: 'default',
+      req: { method: 'DELETE', path: `${d}/checks/${SEED}/hooks/critical/hook/${SEED}` },
+    },
+    {
+      family: 'checks',
+      verb: 'create',
+      ns: 'default',
+      req: { method: 'POST', path: `${d}/checks/${SEED}/execute`, body: { reason: `rbac ${tag}` } },
+    },
+    {
+      family: 'users',
+      verb: 'update',
+      req: { method: 'PUT', path: `${core}/users/u-victim/password`, body: { password_new: PW } },
+    },
+    {
+      family: 'users',
+      verb: 'update',
+      req: { method: 'PUT', path: `${core}/users/u-victim/reset_password`, body: { password_new: PW } },
+    },
     { family: 'users', verb: 'update', req: { method: 'PUT', path: `${core}/users/u-victim/reinstate` } },
-    { family: 'users', verb: 'update', req: { method: 'PUT', path: `${core}/users/u-victim/groups/g-${tag}` } },
-    { family: 'users', verb: 'update', req: { method: 'DELETE', path: `${core}/users/u-victim/groups/g-${tag}` } },
+    {
+      family: 'users',
+      verb: 'update',
+      req: { method: 'PUT', path: `${core}/users/u-victim/groups/g-${tag}` },
+    },
+    {
+      family: 'users',
+      verb: 'update',
+      req: { method: 'DELETE', path: `${core}/users/u-victim/groups/g-${tag}` },
+    },
     { family: 'users', verb: 'update', req: { method: 'DELETE', path: `${core}/users/u-victim/groups` } },
-    { family: 'authproviders', verb: 'delete', req: { method: 'DELETE', path: `${d}/authproviders/no-such-provider` } },
+    {
+      family: 'authproviders',
+      verb: 'delete',
+      req: { method: 'DELETE', path: `${d}/authproviders/no-such-provider` },
+    },
   ];
 }
 
-const report = (wrong: string[], total: number) => `${wrong.length} of ${total} cells wrong:\n  ${wrong.join('\n  ')}`;
+const report = (wrong: string[], total: number) =>
+  `${wrong.length} of ${total} cells wrong:\n  ${wrong.join('\n  ')}`;
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'rbac-matrix', logLevel: 'info' });
-}));
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'rbac-matrix', logLevel: 'info' });
+  }),
+);
 
 test.after(async () => {
   await backend?.stop();
@@ -278,38 +426,72 @@ test.after(async () => {
 
 test('setup: users, bindings, namespace "other", seeded objects, tokens', async () => {
   await must(asAdmin('POST', '/api/core/v2/namespaces', { name: 'other' }), 'namespace other');
-  const users = [...PRINCIPALS.filter((p) => p.user).map((p) => ({ username: p.user!, groups: p.groups ?? [] })),
-    { username: 'u-victim', groups: [] }, { username: 'u-role', groups: [] }];
+  const users = [
+    ...PRINCIPALS.filter((p) => p.user).map((p) => ({ username: p.user!, groups: p.groups ?? [] })),
+    { username: 'u-victim', groups: [] },
+    { username: 'u-role', groups: [] },
+  ];
   for (const u of users) {
     await must(asAdmin('POST', '/api/core/v2/users', { ...u, password: PW }), `user ${u.username}`);
   }
   for (const role of ['admin', 'edit', 'view']) {
-    await must(asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
-      metadata: { name: `rb-u-${role}` }, role_ref: { type: 'ClusterRole', name: role }, subjects: [{ type: 'User', name: `u-${role}` }],
-    }), `rolebinding u-${role}`);
+    await must(
+      asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
+        metadata: { name: `rb-u-${role}` },
+        role_ref: { type: 'ClusterRole', name: role },
+        subjects: [{ type: 'User', name: `u-${role}` }],
+      }),
+      `rolebinding u-${role}`,
+    );
   }
-  await must(asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
-    metadata: { name: 'rb-team-x' }, role_ref: { type: 'ClusterRole', name: 'edit' }, subjects: [{ type: 'Group', name: 'team-x' }],
-  }), 'rolebinding of group team-x');
-  await must(asAdmin('POST', '/api/core/v2/clusterrolebindings', {
-    metadata: { name: 'crb-u-cluster-view' }, role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'User', name: 'u-cluster-view' }],
-  }), 'clusterrolebinding of u-cluster-view');
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
+      metadata: { name: 'rb-team-x' },
+      role_ref: { type: 'ClusterRole', name: 'edit' },
+      subjects: [{ type: 'Group', name: 'team-x' }],
+    }),
+    'rolebinding of group team-x',
+  );
+  await must(
+    asAdmin('POST', '/api/core/v2/clusterrolebindings', {
+      metadata: { name: 'crb-u-cluster-view' },
+      role_ref: { type: 'ClusterRole', name: 'view' },
+      subjects: [{ type: 'User', name: 'u-cluster-view' }],
+    }),
+    'clusterrolebinding of u-cluster-view',
+  );
 
   // One object of every namespaced family in both namespaces, for get and the lists.
   for (const ns of NAMESPACES) {
     for (const family of NS_FAMILIES) {
       const base = `/api/core/v2/namespaces/${ns}/${family}`;
-      if (family === 'events') await must(asAdmin('POST', base, eventBody(`${SEED}-ent`, SEED)), `seed event in ${ns}`);
-      else if (family === 'silenced') await must(asAdmin('POST', base, { subscription: SEED, check: SEED }), `seed silenced in ${ns}`);
+      if (family === 'events')
+        await must(asAdmin('POST', base, eventBody(`${SEED}-ent`, SEED)), `seed event in ${ns}`);
+      else if (family === 'silenced')
+        await must(asAdmin('POST', base, { subscription: SEED, check: SEED }), `seed silenced in ${ns}`);
       else await must(asAdmin('POST', base, BODIES[family]!(SEED)), `seed ${family} in ${ns}`);
     }
   }
-  await must(asAdmin('POST', '/api/core/v2/clusterroles', { metadata: { name: SEED }, rules: [{ verbs: ['get'], resources: ['assets'] }] }), 'seed clusterrole');
-  await must(asAdmin('POST', '/api/core/v2/clusterrolebindings', {
-    metadata: { name: SEED }, role_ref: { type: 'ClusterRole', name: SEED }, subjects: [{ type: 'User', name: 'nobody' }],
-  }), 'seed clusterrolebinding');
+  await must(
+    asAdmin('POST', '/api/core/v2/clusterroles', {
+      metadata: { name: SEED },
+      rules: [{ verbs: ['get'], resources: ['assets'] }],
+    }),
+    'seed clusterrole',
+  );
+  await must(
+    asAdmin('POST', '/api/core/v2/clusterrolebindings', {
+      metadata: { name: SEED },
+      role_ref: { type: 'ClusterRole', name: SEED },
+      subjects: [{ type: 'User', name: 'nobody' }],
+    }),
+    'seed clusterrolebinding',
+  );
   for (const p of PRINCIPALS) {
-    const r = await must(asAdmin('POST', '/api/core/v2/apikeys', { username: 'agent' }), `API key for ${p.tag}`);
+    const r = await must(
+      asAdmin('POST', '/api/core/v2/apikeys', { username: 'agent' }),
+      `API key for ${p.tag}`,
+    );
     const location = r.headers.get('location') ?? '';
     assert.match(location, /^\/api\/core\/v2\/apikeys\/[0-9a-f-]{36}$/, 'Location of the new key');
     keyFor.set(p.tag, location.split('/').pop()!);
@@ -332,7 +514,14 @@ test('matrix in namespace "default" and for the cluster-wide resources', async (
       const reqs = clusterRequests(family, p.tag);
       for (const verb of VERBS) {
         const req = reqs[verb];
-        if (req) cells.push({ p, family, verb, ns: family === 'namespaces' && (verb === 'get' || verb === 'list') ? 'default' : undefined, req });
+        if (req)
+          cells.push({
+            p,
+            family,
+            verb,
+            ns: family === 'namespaces' && (verb === 'get' || verb === 'list') ? 'default' : undefined,
+            req,
+          });
       }
     }
   }
@@ -357,7 +546,9 @@ test('matrix in namespace "other": namespace-bound principals are refused there'
 
 test('the other routes (PATCH, sub-resources, actions) check the verb and resource of what they do', async () => {
   const cells: Cell[] = [];
-  for (const p of PRINCIPALS) for (const x of extraRequests(p.tag)) cells.push({ p, family: x.family, verb: x.verb, ns: x.ns, req: x.req });
+  for (const p of PRINCIPALS)
+    for (const x of extraRequests(p.tag))
+      cells.push({ p, family: x.family, verb: x.verb, ns: x.ns, req: x.req });
   const wrong = await runCells(cells);
   assert.ok(wrong.length === 0, report(wrong, cells.length));
 });
@@ -365,42 +556,71 @@ test('the other routes (PATCH, sub-resources, actions) check the verb and resour
 test('all-namespaces lists hold only the namespaces the principal may list in', async () => {
   const wrong: string[] = [];
   let total = 0;
-  const lists = [...NS_FAMILIES.map((family) => ({ family, path: `/api/core/v2/${family}` })),
-    { family: 'silenced', path: `/api/core/v2/silenced/checks/${SEED}` }];
+  const lists = [
+    ...NS_FAMILIES.map((family) => ({ family, path: `/api/core/v2/${family}` })),
+    { family: 'silenced', path: `/api/core/v2/silenced/checks/${SEED}` },
+  ];
   for (const p of PRINCIPALS) {
     for (const { family, path } of lists) {
       total++;
       const want = NAMESPACES.filter((ns) => expected(p, family, 'list', ns));
       const r = await call(p.auth, 'GET', path);
       if (r.status === 403 && want.length === 0) continue;
-      if (r.status !== 200 || !Array.isArray(r.body)) { wrong.push(`${who(p)} GET ${path}: want 200 with [${want}], got ${brief(r)}`); continue; }
-      const nsOf = (i: any) => i.metadata?.namespace ?? i.check?.metadata?.namespace ?? i.entity?.metadata?.namespace;
+      if (r.status !== 200 || !Array.isArray(r.body)) {
+        wrong.push(`${who(p)} GET ${path}: want 200 with [${want}], got ${brief(r)}`);
+        continue;
+      }
+      const nsOf = (i: any) =>
+        i.metadata?.namespace ?? i.check?.metadata?.namespace ?? i.entity?.metadata?.namespace;
       const got = [...new Set(r.body.map(nsOf))].sort();
-      if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push(`${who(p)} GET ${path}: want items of [${want}], got items of [${got}]`);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        wrong.push(`${who(p)} GET ${path}: want items of [${want}], got items of [${got}]`);
     }
   }
   assert.ok(wrong.length === 0, report(wrong, total));
 });
 
-test('every user reads itself and changes its own password, but not another user\'s', async () => {
+test("every user reads itself and changes its own password, but not another user's", async () => {
   const wrong: string[] = [];
-  const check = (ok: boolean, what: string) => { if (!ok) wrong.push(what); };
+  const check = (ok: boolean, what: string) => {
+    if (!ok) wrong.push(what);
+  };
   for (const p of PRINCIPALS.filter((x) => x.user)) {
     const self = p.user!;
     const clusterAdmin = p.role === 'cluster-admin';
     const me = await call(p.auth, 'GET', `/api/core/v2/users/${self}`);
     check(me.status === 200 && me.body?.username === self, `${self} GET itself: ${brief(me)}`);
-    check(me.status !== 200 || (me.body.password === undefined && me.body.password_hash === undefined), `${self} GET itself shows a password: ${brief(me)}`);
+    check(
+      me.status !== 200 || (me.body.password === undefined && me.body.password_hash === undefined),
+      `${self} GET itself shows a password: ${brief(me)}`,
+    );
 
     const other = await call(p.auth, 'GET', '/api/core/v2/users/u-victim');
-    check(clusterAdmin ? other.status === 200 : other.status === 403, `${self} GET another user: ${brief(other)}`);
+    check(
+      clusterAdmin ? other.status === 200 : other.status === 403,
+      `${self} GET another user: ${brief(other)}`,
+    );
 
-    const wrongCurrent = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/change_password`, { username: self, password: 'not-my-password', password_new: 'never-set-123' });
-    check(wrongCurrent.status >= 400 && wrongCurrent.status < 500, `${self} change_password with a wrong current password: ${brief(wrongCurrent)}`);
+    const wrongCurrent = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/change_password`, {
+      username: self,
+      password: 'not-my-password',
+      password_new: 'never-set-123',
+    });
+    check(
+      wrongCurrent.status >= 400 && wrongCurrent.status < 500,
+      `${self} change_password with a wrong current password: ${brief(wrongCurrent)}`,
+    );
 
     const newPw = `${self}-new-pass`;
-    const changed = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/change_password`, { username: self, password: PW, password_new: newPw });
-    check(changed.status >= 200 && changed.status < 300, `${self} change_password of itself: ${brief(changed)}`);
+    const changed = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/change_password`, {
+      username: self,
+      password: PW,
+      password_new: newPw,
+    });
+    check(
+      changed.status >= 200 && changed.status < 300,
+      `${self} change_password of itself: ${brief(changed)}`,
+    );
     const withNew = await login(self, newPw);
     check(withNew.status === 200, `${self} logs in with the new password: ${brief(withNew)}`);
     const withOld = await login(self, PW);
@@ -408,11 +628,25 @@ test('every user reads itself and changes its own password, but not another user
     if (withNew.status === 200) p.auth = bearer(withNew.body.access_token);
 
     if (!clusterAdmin) {
-      const hijack = await call(p.auth, 'PUT', '/api/core/v2/users/u-victim/change_password', { username: 'u-victim', password: PW, password_new: 'hijacked-123' });
+      const hijack = await call(p.auth, 'PUT', '/api/core/v2/users/u-victim/change_password', {
+        username: 'u-victim',
+        password: PW,
+        password_new: 'hijacked-123',
+      });
       check(hijack.status === 403, `${self} change_password of u-victim: ${brief(hijack)}`);
-      const adminRoute = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/password`, { username: self, password_new: 'via-admin-route-1' });
-      check(adminRoute.status === 403, `${self} PUT its own /password (administrators only): ${brief(adminRoute)}`);
-      const promote = await call(p.auth, 'PUT', `/api/core/v2/users/${self}`, { username: self, password: newPw, groups: ['cluster-admins'] });
+      const adminRoute = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/password`, {
+        username: self,
+        password_new: 'via-admin-route-1',
+      });
+      check(
+        adminRoute.status === 403,
+        `${self} PUT its own /password (administrators only): ${brief(adminRoute)}`,
+      );
+      const promote = await call(p.auth, 'PUT', `/api/core/v2/users/${self}`, {
+        username: self,
+        password: newPw,
+        groups: ['cluster-admins'],
+      });
       check(promote.status === 403, `${self} PUT itself into cluster-admins: ${brief(promote)}`);
       const join = await call(p.auth, 'PUT', `/api/core/v2/users/${self}/groups/cluster-admins`);
       check(join.status === 403, `${self} adds itself to group cluster-admins: ${brief(join)}`);
@@ -426,107 +660,271 @@ test('every user reads itself and changes its own password, but not another user
 test('a namespace admin binding itself to cluster-admin in its namespace gains nothing cluster-wide', async () => {
   const adm = principal('adm');
   const made = await call(adm.auth, 'POST', '/api/core/v2/namespaces/default/rolebindings', {
-    metadata: { name: 'rb-escalate' }, role_ref: { type: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ type: 'User', name: 'u-admin' }],
+    metadata: { name: 'rb-escalate' },
+    role_ref: { type: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ type: 'User', name: 'u-admin' }],
   });
   assert.ok(made.status === 201 || made.status === 403, `the binding: ${brief(made)}`);
   const wrong: string[] = [];
   for (const [method, path, body] of [
-    ['GET', '/api/core/v2/users'], ['GET', '/api/core/v2/clusterroles'], ['GET', '/api/core/v2/apikeys'],
-    ['POST', '/api/core/v2/namespaces', { name: 'escalated' }], ['GET', '/api/core/v2/namespaces/other/checks'],
-    ['POST', '/api/core/v2/clusterrolebindings', { metadata: { name: 'escalated' }, role_ref: { type: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ type: 'User', name: 'u-admin' }] }],
+    ['GET', '/api/core/v2/users'],
+    ['GET', '/api/core/v2/clusterroles'],
+    ['GET', '/api/core/v2/apikeys'],
+    ['POST', '/api/core/v2/namespaces', { name: 'escalated' }],
+    ['GET', '/api/core/v2/namespaces/other/checks'],
+    [
+      'POST',
+      '/api/core/v2/clusterrolebindings',
+      {
+        metadata: { name: 'escalated' },
+        role_ref: { type: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ type: 'User', name: 'u-admin' }],
+      },
+    ],
   ] as Array<[string, string, object?]>) {
     const r = await call(adm.auth, method, path, body);
     if (r.status !== 403) wrong.push(`${method} ${path}: ${brief(r)}`);
   }
-  if (made.status === 201) await must(asAdmin('DELETE', '/api/core/v2/namespaces/default/rolebindings/rb-escalate'), 'remove rb-escalate');
+  if (made.status === 201)
+    await must(
+      asAdmin('DELETE', '/api/core/v2/namespaces/default/rolebindings/rb-escalate'),
+      'remove rb-escalate',
+    );
   assert.equal(wrong, [], `u-admin got past its namespace:\n  ${wrong.join('\n  ')}`);
 });
 
-test('a disabled user\'s token and API key stop working at once', async () => {
-  await must(asAdmin('POST', '/api/core/v2/users', { username: 'u-temp', password: PW, groups: [] }), 'user u-temp');
-  await must(asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
-    metadata: { name: 'rb-u-temp' }, role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'User', name: 'u-temp' }],
-  }), 'rolebinding u-temp');
+test("a disabled user's token and API key stop working at once", async () => {
+  await must(
+    asAdmin('POST', '/api/core/v2/users', { username: 'u-temp', password: PW, groups: [] }),
+    'user u-temp',
+  );
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', {
+      metadata: { name: 'rb-u-temp' },
+      role_ref: { type: 'ClusterRole', name: 'view' },
+      subjects: [{ type: 'User', name: 'u-temp' }],
+    }),
+    'rolebinding u-temp',
+  );
   const keyRes = await must(asAdmin('POST', '/api/core/v2/apikeys', { username: 'u-temp' }), 'key of u-temp');
   const key = { Authorization: `Key ${keyRes.headers.get('location')!.split('/').pop()}` };
   const tok = await must(login('u-temp', PW), 'login u-temp', [200]);
   const auth = bearer(tok.body.access_token);
-  assert.is((await call(auth, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'token works before');
-  assert.is((await call(key, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'key works before');
+  assert.is(
+    (await call(auth, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'token works before',
+  );
+  assert.is(
+    (await call(key, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'key works before',
+  );
 
   assert.is((await asAdmin('DELETE', '/api/core/v2/users/u-temp')).status, 204, 'disable');
   const shown = await asAdmin('GET', '/api/core/v2/users/u-temp');
   assert.is(shown.body.disabled, true, 'the user shows as disabled');
-  assert.is((await call(auth, 'GET', '/api/core/v2/namespaces/default/checks')).status, 401, 'the token of a disabled user');
-  assert.is((await call(auth, 'GET', '/api/core/v2/users/u-temp')).status, 401, 'a disabled user cannot even read itself');
-  assert.is((await call(key, 'GET', '/api/core/v2/namespaces/default/checks')).status, 401, 'the API key of a disabled user');
+  assert.is(
+    (await call(auth, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    401,
+    'the token of a disabled user',
+  );
+  assert.is(
+    (await call(auth, 'GET', '/api/core/v2/users/u-temp')).status,
+    401,
+    'a disabled user cannot even read itself',
+  );
+  assert.is(
+    (await call(key, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    401,
+    'the API key of a disabled user',
+  );
   assert.is((await login('u-temp', PW)).status, 401, 'a disabled user cannot log in');
 
   assert.is((await asAdmin('PUT', '/api/core/v2/users/u-temp/reinstate')).status, 201, 'reinstate');
   assert.is((await login('u-temp', PW)).status, 200, 'a reinstated user logs in');
 });
 
-test('Authorization: Key authenticates as the key\'s user; a bad key or none is a 401', async () => {
+test("Authorization: Key authenticates as the key's user; a bad key or none is a 401", async () => {
   const keyRes = await must(asAdmin('POST', '/api/core/v2/apikeys', { username: 'u-view' }), 'key of u-view');
   const viewKey = { Authorization: `Key ${keyRes.headers.get('location')!.split('/').pop()}` };
-  assert.is((await call(viewKey, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'u-view key lists checks in default');
-  assert.is((await call(viewKey, 'POST', '/api/core/v2/namespaces/default/checks', BODIES.checks!('by-view-key'))).status, 403, 'u-view key cannot create');
-  assert.is((await call(viewKey, 'GET', '/api/core/v2/namespaces/other/checks')).status, 403, 'u-view key is bound to default only');
+  assert.is(
+    (await call(viewKey, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'u-view key lists checks in default',
+  );
+  assert.is(
+    (await call(viewKey, 'POST', '/api/core/v2/namespaces/default/checks', BODIES.checks!('by-view-key')))
+      .status,
+    403,
+    'u-view key cannot create',
+  );
+  assert.is(
+    (await call(viewKey, 'GET', '/api/core/v2/namespaces/other/checks')).status,
+    403,
+    'u-view key is bound to default only',
+  );
   assert.is((await call(viewKey, 'GET', '/api/core/v2/users')).status, 403, 'u-view key cannot list users');
   // The administrator's key can do what the administrator can (the matrix ran it through every cell).
   assert.is((await call(adminAuth, 'GET', '/api/core/v2/users')).status, 200);
-  assert.is((await call({ Authorization: 'Key 00000000-0000-4000-8000-000000000000' }, 'GET', '/api/core/v2/namespaces')).status, 401, 'unknown key');
-  assert.is((await call({ Authorization: 'Bearer not-a-jwt' }, 'GET', '/api/core/v2/namespaces')).status, 401, 'garbage token');
+  assert.is(
+    (
+      await call(
+        { Authorization: 'Key 00000000-0000-4000-8000-000000000000' },
+        'GET',
+        '/api/core/v2/namespaces',
+      )
+    ).status,
+    401,
+    'unknown key',
+  );
+  assert.is(
+    (await call({ Authorization: 'Bearer not-a-jwt' }, 'GET', '/api/core/v2/namespaces')).status,
+    401,
+    'garbage token',
+  );
   assert.is((await call({}, 'GET', '/api/core/v2/namespaces')).status, 401, 'no credentials');
-  assert.is((await call({}, 'GET', '/api/enterprise/authentication/v2/authproviders')).status, 401, 'no credentials on the providers API');
+  assert.is(
+    (await call({}, 'GET', '/api/enterprise/authentication/v2/authproviders')).status,
+    401,
+    'no credentials on the providers API',
+  );
 });
 
-test('Group subjects: bindings follow the user\'s groups, in RoleBindings and ClusterRoleBindings', async () => {
+test("Group subjects: bindings follow the user's groups, in RoleBindings and ClusterRoleBindings", async () => {
   const grp = principal('grp');
-  assert.is((await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'team-x edits default');
+  assert.is(
+    (await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'team-x edits default',
+  );
   // A Group subject in a ClusterRoleBinding.
-  await must(asAdmin('POST', '/api/core/v2/users', { username: 'u-group-view', password: PW, groups: ['viewers-all'] }), 'u-group-view');
-  await must(asAdmin('POST', '/api/core/v2/clusterrolebindings', {
-    metadata: { name: 'crb-viewers-all' }, role_ref: { type: 'ClusterRole', name: 'view' }, subjects: [{ type: 'Group', name: 'viewers-all' }],
-  }), 'crb of group viewers-all');
+  await must(
+    asAdmin('POST', '/api/core/v2/users', {
+      username: 'u-group-view',
+      password: PW,
+      groups: ['viewers-all'],
+    }),
+    'u-group-view',
+  );
+  await must(
+    asAdmin('POST', '/api/core/v2/clusterrolebindings', {
+      metadata: { name: 'crb-viewers-all' },
+      role_ref: { type: 'ClusterRole', name: 'view' },
+      subjects: [{ type: 'Group', name: 'viewers-all' }],
+    }),
+    'crb of group viewers-all',
+  );
   const gv = bearer((await must(login('u-group-view', PW), 'login u-group-view', [200])).body.access_token);
-  assert.is((await call(gv, 'GET', '/api/core/v2/namespaces/other/checks')).status, 200, 'viewers-all lists in other');
-  assert.is((await call(gv, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'viewers-all lists in default');
-  assert.is((await call(gv, 'POST', '/api/core/v2/namespaces/default/checks', BODIES.checks!('by-group-view'))).status, 403, 'viewers-all cannot create');
+  assert.is(
+    (await call(gv, 'GET', '/api/core/v2/namespaces/other/checks')).status,
+    200,
+    'viewers-all lists in other',
+  );
+  assert.is(
+    (await call(gv, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'viewers-all lists in default',
+  );
+  assert.is(
+    (await call(gv, 'POST', '/api/core/v2/namespaces/default/checks', BODIES.checks!('by-group-view')))
+      .status,
+    403,
+    'viewers-all cannot create',
+  );
   // Group membership is read at each request: leaving the group ends the access with the same token.
-  assert.is((await asAdmin('DELETE', '/api/core/v2/users/u-group-edit/groups/team-x')).status, 204, 'remove u-group-edit from team-x');
-  assert.is((await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status, 403, 'out of team-x: no access');
-  assert.is((await asAdmin('PUT', '/api/core/v2/users/u-group-edit/groups/team-x')).status, 201, 'back into team-x');
-  assert.is((await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status, 200, 'back in team-x: access again');
+  assert.is(
+    (await asAdmin('DELETE', '/api/core/v2/users/u-group-edit/groups/team-x')).status,
+    204,
+    'remove u-group-edit from team-x',
+  );
+  assert.is(
+    (await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    403,
+    'out of team-x: no access',
+  );
+  assert.is(
+    (await asAdmin('PUT', '/api/core/v2/users/u-group-edit/groups/team-x')).status,
+    201,
+    'back into team-x',
+  );
+  assert.is(
+    (await call(grp.auth, 'GET', '/api/core/v2/namespaces/default/checks')).status,
+    200,
+    'back in team-x: access again',
+  );
 });
 
 test('a Role (not a ClusterRole) bound in a namespace grants only there', async () => {
-  await must(asAdmin('POST', '/api/core/v2/namespaces/other/roles', {
-    metadata: { name: 'checks-reader' }, rules: [{ verbs: ['get', 'list'], resources: ['checks'] }],
-  }), 'role checks-reader in other');
-  const binding = (name: string) => ({ metadata: { name }, role_ref: { type: 'Role', name: 'checks-reader' }, subjects: [{ type: 'User', name: 'u-role' }] });
-  await must(asAdmin('POST', '/api/core/v2/namespaces/other/rolebindings', binding('rb-reader')), 'rolebinding rb-reader in other');
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/other/roles', {
+      metadata: { name: 'checks-reader' },
+      rules: [{ verbs: ['get', 'list'], resources: ['checks'] }],
+    }),
+    'role checks-reader in other',
+  );
+  const binding = (name: string) => ({
+    metadata: { name },
+    role_ref: { type: 'Role', name: 'checks-reader' },
+    subjects: [{ type: 'User', name: 'u-role' }],
+  });
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/other/rolebindings', binding('rb-reader')),
+    'rolebinding rb-reader in other',
+  );
   // The same binding in default names a Role that does not exist in default: it grants nothing.
-  await must(asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', binding('rb-reader')), 'rolebinding rb-reader in default');
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/default/rolebindings', binding('rb-reader')),
+    'rolebinding rb-reader in default',
+  );
   const auth = bearer((await must(login('u-role', PW), 'login u-role', [200])).body.access_token);
-  const status = async (method: string, path: string, body?: object) => (await call(auth, method, path, body)).status;
+  const status = async (method: string, path: string, body?: object) =>
+    (await call(auth, method, path, body)).status;
 
   assert.is(await status('GET', '/api/core/v2/namespaces/other/checks'), 200, 'list checks in other');
   assert.is(await status('GET', `/api/core/v2/namespaces/other/checks/${SEED}`), 200, 'get a check in other');
-  assert.is(await status('POST', '/api/core/v2/namespaces/other/checks', BODIES.checks!('by-role')), 403, 'create is not in the role');
-  assert.is(await status('GET', '/api/core/v2/namespaces/other/entities'), 403, 'entities are not in the role');
-  assert.is(await status('GET', '/api/core/v2/namespaces/default/checks'), 403, 'the role lives in other only');
+  assert.is(
+    await status('POST', '/api/core/v2/namespaces/other/checks', BODIES.checks!('by-role')),
+    403,
+    'create is not in the role',
+  );
+  assert.is(
+    await status('GET', '/api/core/v2/namespaces/other/entities'),
+    403,
+    'entities are not in the role',
+  );
+  assert.is(
+    await status('GET', '/api/core/v2/namespaces/default/checks'),
+    403,
+    'the role lives in other only',
+  );
   assert.is(await status('GET', `/api/core/v2/namespaces/default/checks/${SEED}`), 403, 'get in default');
   const all = await call(auth, 'GET', '/api/core/v2/checks');
   assert.is(all.status, 200);
-  assert.equal([...new Set(all.body.map((c: any) => c.metadata.namespace))], ['other'], 'the all-namespaces list shows other only');
+  assert.equal(
+    [...new Set(all.body.map((c: any) => c.metadata.namespace))],
+    ['other'],
+    'the all-namespaces list shows other only',
+  );
 
   // A Role of that name in default makes the binding in default effective.
-  await must(asAdmin('POST', '/api/core/v2/namespaces/default/roles', {
-    metadata: { name: 'checks-reader' }, rules: [{ verbs: ['list'], resources: ['checks'] }],
-  }), 'role checks-reader in default');
-  assert.is(await status('GET', '/api/core/v2/namespaces/default/checks'), 200, 'list in default through the default Role');
-  assert.is(await status('GET', `/api/core/v2/namespaces/default/checks/${SEED}`), 403, 'the default Role has no get');
+  await must(
+    asAdmin('POST', '/api/core/v2/namespaces/default/roles', {
+      metadata: { name: 'checks-reader' },
+      rules: [{ verbs: ['list'], resources: ['checks'] }],
+    }),
+    'role checks-reader in default',
+  );
+  assert.is(
+    await status('GET', '/api/core/v2/namespaces/default/checks'),
+    200,
+    'list in default through the default Role',
+  );
+  assert.is(
+    await status('GET', `/api/core/v2/namespaces/default/checks/${SEED}`),
+    403,
+    'the default Role has no get',
+  );
   // Deleting the binding in other ends the access there.
   assert.is((await asAdmin('DELETE', '/api/core/v2/namespaces/other/rolebindings/rb-reader')).status, 204);
   assert.is(await status('GET', '/api/core/v2/namespaces/other/checks'), 403, 'binding deleted');

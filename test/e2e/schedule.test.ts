@@ -2,7 +2,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection, type Subscription } from 'nats';
-import { loud, sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import {
+  loud,
+  sleep,
+  startAgent,
+  startBackend,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 import { coreApi, created, fresh, type Body } from '../harness/api.ts';
 import { buckets } from '../../proto/names.ts';
 import { splayOf } from '../../actors/schedule/splay.ts';
@@ -20,7 +28,9 @@ let sub: Subscription;
 const seen: Array<{ subject: string; at: number; req: Body }> = [];
 const api = coreApi(() => backend);
 
-const web1 = fresh('web-a'), web2 = fresh('web-b'), db1 = fresh('db-a');
+const web1 = fresh('web-a'),
+  web2 = fresh('web-b'),
+  db1 = fresh('db-a');
 
 const eventOf = async (entity: string, check: string): Promise<Body | undefined> => {
   const r = await api<Body>(`/namespaces/default/events/${entity}/${check}`);
@@ -28,27 +38,43 @@ const eventOf = async (entity: string, check: string): Promise<Body | undefined>
 };
 const requestsFor = (check: string) => seen.filter((s) => s.req.config?.metadata?.name === check);
 const createCheck = async (name: string, body: Body) =>
-  created(await api('/namespaces/default/checks', 'POST', { metadata: { name, namespace: 'default' }, ...body }), `create ${name}`);
+  created(
+    await api('/namespaces/default/checks', 'POST', { metadata: { name, namespace: 'default' }, ...body }),
+    `create ${name}`,
+  );
 
-test.before(loud(async () => {
-  backend = await startBackend({ name: 'sched-1' });
-  nc = await connect({ servers: backend.embedded!.natsListen });
-  sub = nc.subscribe('monitor.>');
-  void (async () => {
-    for await (const m of sub) {
-      if (m.subject.startsWith('monitor.adhoc.')) continue;
-      if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
-      try { seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) }); } catch { /* not ours */ }
+test.before(
+  loud(async () => {
+    backend = await startBackend({ name: 'sched-1' });
+    nc = await connect({ servers: backend.embedded!.natsListen });
+    sub = nc.subscribe('monitor.>');
+    void (async () => {
+      for await (const m of sub) {
+        if (m.subject.startsWith('monitor.adhoc.')) continue;
+        if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
+        try {
+          seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) });
+        } catch {
+          /* not ours */
+        }
+      }
+    })();
+    for (const [name, subs] of [
+      [web1, ['web']],
+      [web2, ['web']],
+      [db1, ['db']],
+    ] as const) {
+      agents.push(await startAgent({ name, backendUrls: backend.agentUrl, subscriptions: [...subs] }));
     }
-  })();
-  for (const [name, subs] of [[web1, ['web']], [web2, ['web']], [db1, ['db']]] as const) {
-    agents.push(await startAgent({ name, backendUrls: backend.agentUrl, subscriptions: [...subs] }));
-  }
-  for (const a of agents) {
-    await waitFor(async () => (await api(`/namespaces/default/entities/${a.name}`)).status === 200, { timeoutMs: 20000, what: `entity ${a.name}` });
-  }
-  await sleep(500);
-}));
+    for (const a of agents) {
+      await waitFor(async () => (await api(`/namespaces/default/entities/${a.name}`)).status === 200, {
+        timeoutMs: 20000,
+        what: `entity ${a.name}`,
+      });
+    }
+    await sleep(500);
+  }),
+);
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});
@@ -61,7 +87,11 @@ test('interval check: runs on every subscribed agent at the splay phase; update 
   const name = fresh('every2');
   await createCheck(name, { command: 'echo v1', interval: 2, subscriptions: ['web'], publish: true });
   for (const a of [web1, web2]) {
-    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v1\n', { timeoutMs: 15000, intervalMs: 200, what: `${a} runs ${name}` });
+    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v1\n', {
+      timeoutMs: 15000,
+      intervalMs: 200,
+      what: `${a} runs ${name}`,
+    });
   }
   assert.is(await eventOf(db1, name), undefined, 'an agent without the subscription never runs it');
 
@@ -81,7 +111,7 @@ test('interval check: runs on every subscribed agent at the splay phase; update 
   const phaseMs = Number(splayOf(name) % 2000n);
   for (const r of requestsFor(name)) {
     // Published right after the phase instant; the arrival is a little later.
-    const offset = ((r.at - phaseMs) % 2000 + 2000) % 2000;
+    const offset = (((r.at - phaseMs) % 2000) + 2000) % 2000;
     assert.ok(offset < 1000, `published ${offset} ms after its phase instant`);
   }
 
@@ -89,7 +119,11 @@ test('interval check: runs on every subscribed agent at the splay phase; update 
   const put = await api(`/namespaces/default/checks/${name}`, 'PUT', { ...current, command: 'echo v2' });
   assert.ok(put.status < 300, `update: ${put.status}`);
   for (const a of [web1, web2]) {
-    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v2\n', { timeoutMs: 10000, intervalMs: 200, what: `${a} runs the new command` });
+    await waitFor(async () => (await eventOf(a, name))?.check?.output === 'v2\n', {
+      timeoutMs: 10000,
+      intervalMs: 200,
+      what: `${a} runs the new command`,
+    });
   }
 
   const del = await api(`/namespaces/default/checks/${name}`, 'DELETE');
@@ -99,7 +133,11 @@ test('interval check: runs on every subscribed agent at the splay phase; update 
   const historyAfterDelete = (await eventOf(web1, name))!.check.history.length;
   await sleep(5000);
   assert.is(requestsFor(name).length, countAfterDelete, 'no request published after the delete');
-  assert.is((await eventOf(web1, name))!.check.history.length, historyAfterDelete, 'no execution after the delete');
+  assert.is(
+    (await eventOf(web1, name))!.check.history.length,
+    historyAfterDelete,
+    'no execution after the delete',
+  );
 });
 
 test('publish false: nothing is published', async () => {
@@ -117,38 +155,62 @@ test('ad hoc execution runs once, on the subscriptions it names', async () => {
   const js = nc.jetstream();
   await js.publish('monitor.adhoc.default', Buffer.from('not json'));
   await js.publish('monitor.adhoc.default', Buffer.from(JSON.stringify({ namespace: 'default', check: 42 })));
-  await js.publish('monitor.adhoc.default', Buffer.from(JSON.stringify({ namespace: 'default', check: 'no-such-check', issued: 1 })));
-  const r = await api<Body>(`/namespaces/default/checks/${name}/execute`, 'POST', { check: name, subscriptions: ['db'] });
+  await js.publish(
+    'monitor.adhoc.default',
+    Buffer.from(JSON.stringify({ namespace: 'default', check: 'no-such-check', issued: 1 })),
+  );
+  const r = await api<Body>(`/namespaces/default/checks/${name}/execute`, 'POST', {
+    check: name,
+    subscriptions: ['db'],
+  });
   assert.is(r.status, 202);
-  const ev = await waitFor(() => eventOf(db1, name), { timeoutMs: 15000, intervalMs: 200, what: 'the ad hoc result' });
+  const ev = await waitFor(() => eventOf(db1, name), {
+    timeoutMs: 15000,
+    intervalMs: 200,
+    what: 'the ad hoc result',
+  });
   assert.is(ev.check.output, 'adhoc\n');
   assert.is(ev.check.issued, r.body.issued);
   await sleep(3000);
   assert.is((await eventOf(db1, name))!.check.history.length, 1, 'executed once');
   assert.is(requestsFor(name).length, 1, 'published once');
   assert.is(requestsFor(name)[0]!.subject, 'monitor.sub.default.db');
-  assert.is(await eventOf(web1, name), undefined, 'the named subscriptions replace the check\'s');
+  assert.is(await eventOf(web1, name), undefined, "the named subscriptions replace the check's");
 });
 
 test('a check inside a subdue window publishes nothing; outside it runs', async () => {
   const name = fresh('subdued');
   const iso = (ms: number) => new Date(ms).toISOString();
   await createCheck(name, {
-    command: 'echo subdued', interval: 1, subscriptions: ['web'], publish: true,
+    command: 'echo subdued',
+    interval: 1,
+    subscriptions: ['web'],
+    publish: true,
     subdues: [{ begin: iso(Date.now() - 3_600_000), end: iso(Date.now() + 3_600_000) }],
   });
   await sleep(3500);
   assert.is(requestsFor(name).length, 0, 'nothing published inside the window');
   const current = (await api<Body>(`/namespaces/default/checks/${name}`)).body;
-  const put = await api(`/namespaces/default/checks/${name}`, 'PUT', { ...current, subdues: [{ begin: iso(Date.now() - 7_200_000), end: iso(Date.now() - 3_600_000) }] });
+  const put = await api(`/namespaces/default/checks/${name}`, 'PUT', {
+    ...current,
+    subdues: [{ begin: iso(Date.now() - 7_200_000), end: iso(Date.now() - 3_600_000) }],
+  });
   assert.ok(put.status < 300);
-  await waitFor(() => requestsFor(name).length >= 1, { timeoutMs: 10000, what: 'a request once the window has passed' });
+  await waitFor(() => requestsFor(name).length >= 1, {
+    timeoutMs: 10000,
+    what: 'a request once the window has passed',
+  });
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 });
 
 test('a cron expression the scheduler cannot run is refused by the API with a clear error', async () => {
   for (const cron of ['* * * *', '61 * * * *', 'CRON_TZ=Nowhere/Land * * * * *']) {
-    const r = await api<Body>('/namespaces/default/checks', 'POST', { metadata: { name: fresh('badcron'), namespace: 'default' }, command: 'true', cron, subscriptions: ['web'] });
+    const r = await api<Body>('/namespaces/default/checks', 'POST', {
+      metadata: { name: fresh('badcron'), namespace: 'default' },
+      command: 'true',
+      cron,
+      subscriptions: ['web'],
+    });
     assert.is(r.status, 400, cron);
     assert.match(r.body.message, /cron/);
   }
@@ -156,40 +218,76 @@ test('a cron expression the scheduler cannot run is refused by the API with a cl
 
 test('round robin: each tick reaches one agent of the subscription', async () => {
   const name = fresh('rr');
-  await createCheck(name, { command: 'echo rr', interval: 2, subscriptions: ['web'], round_robin: true, publish: true });
+  await createCheck(name, {
+    command: 'echo rr',
+    interval: 2,
+    subscriptions: ['web'],
+    round_robin: true,
+    publish: true,
+  });
   await waitFor(() => requestsFor(name).length >= 4, { timeoutMs: 15000, what: 'four ticks' });
   await sleep(1500);
   assert.ok(requestsFor(name).every((r) => r.subject === 'monitor.rr.default.web'));
   const ticks = requestsFor(name).length;
-  const runs = ((await eventOf(web1, name))?.check.history.length ?? 0) + ((await eventOf(web2, name))?.check.history.length ?? 0);
+  const runs =
+    ((await eventOf(web1, name))?.check.history.length ?? 0) +
+    ((await eventOf(web2, name))?.check.history.length ?? 0);
   assert.ok(runs >= 1 && runs <= ticks, `${runs} runs for ${ticks} ticks`);
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 });
 
 test('proxy requests: one request per matching entity, with proxy_entity_name', async () => {
   const proxy = fresh('router');
-  created(await api('/namespaces/default/entities', 'POST', { metadata: { name: proxy, namespace: 'default', labels: { kind: 'router' } }, entity_class: 'proxy' }), 'proxy entity');
+  created(
+    await api('/namespaces/default/entities', 'POST', {
+      metadata: { name: proxy, namespace: 'default', labels: { kind: 'router' } },
+      entity_class: 'proxy',
+    }),
+    'proxy entity',
+  );
   const name = fresh('ping');
   await createCheck(name, {
-    command: 'echo pong', interval: 2, subscriptions: ['db'], publish: true,
-    proxy_requests: { entity_attributes: ["entity.entity_class === 'proxy'", "entity.metadata.labels.kind === 'router'"] },
+    command: 'echo pong',
+    interval: 2,
+    subscriptions: ['db'],
+    publish: true,
+    proxy_requests: {
+      entity_attributes: ["entity.entity_class === 'proxy'", "entity.metadata.labels.kind === 'router'"],
+    },
   });
-  const ev = await waitFor(() => eventOf(proxy, name), { timeoutMs: 15000, intervalMs: 200, what: 'the proxy result' });
+  const ev = await waitFor(() => eventOf(proxy, name), {
+    timeoutMs: 15000,
+    intervalMs: 200,
+    what: 'the proxy result',
+  });
   assert.is(ev.check.output, 'pong\n');
   const reqs = requestsFor(name);
-  assert.ok(reqs.length >= 1 && reqs.every((r) => r.req.config.proxy_entity_name === proxy), 'only the matching entity');
+  assert.ok(
+    reqs.length >= 1 && reqs.every((r) => r.req.config.proxy_entity_name === proxy),
+    'only the matching entity',
+  );
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 
   // Ad hoc execution of a proxy check expands the same way.
   const once = fresh('ping-once');
   await createCheck(once, {
-    command: 'echo once', interval: 60, subscriptions: ['db'], publish: false,
+    command: 'echo once',
+    interval: 60,
+    subscriptions: ['db'],
+    publish: false,
     proxy_requests: { entity_attributes: ["entity.metadata.name === '" + proxy + "'"] },
   });
   assert.is((await api(`/namespaces/default/checks/${once}/execute`, 'POST', {})).status, 202);
-  const adhoc = await waitFor(() => eventOf(proxy, once), { timeoutMs: 15000, intervalMs: 200, what: 'the ad hoc proxy result' });
+  const adhoc = await waitFor(() => eventOf(proxy, once), {
+    timeoutMs: 15000,
+    intervalMs: 200,
+    what: 'the ad hoc proxy result',
+  });
   assert.is(adhoc.check.output, 'once\n');
-  assert.equal(requestsFor(once).map((r) => r.req.config.proxy_entity_name), [proxy]);
+  assert.equal(
+    requestsFor(once).map((r) => r.req.config.proxy_entity_name),
+    [proxy],
+  );
 });
 
 test('a cron check is armed for the next whole minute', async () => {
@@ -197,14 +295,17 @@ test('a cron check is armed for the next whole minute', async () => {
   await createCheck(name, { command: 'echo cron', cron: '* * * * *', subscriptions: ['web'], publish: true });
   const js = nc.jetstream();
   const kv = await js.views.kv(buckets.schedules);
-  const record = await waitFor(async () => {
-    for await (const key of await kv.keys()) {
-      if (!key.endsWith(`.default.${name}`)) continue;
-      const e = await kv.get(key);
-      if (e?.value.length) return JSON.parse(Buffer.from(e.value).toString()) as Body;
-    }
-    return undefined;
-  }, { timeoutMs: 10000, intervalMs: 200, what: 'the schedule record' });
+  const record = await waitFor(
+    async () => {
+      for await (const key of await kv.keys()) {
+        if (!key.endsWith(`.default.${name}`)) continue;
+        const e = await kv.get(key);
+        if (e?.value.length) return JSON.parse(Buffer.from(e.value).toString()) as Body;
+      }
+      return undefined;
+    },
+    { timeoutMs: 10000, intervalMs: 200, what: 'the schedule record' },
+  );
   const at = record.timers.tick.at as number;
   assert.is(at % 60_000, 0, 'on a whole minute');
   assert.ok(at > Date.now() - 1000 && at <= Date.now() + 61_000, 'the next minute');
@@ -218,7 +319,11 @@ test('after a backend restart the schedule carries on at the same phase', async 
   await backend.stop();
   const restartedAt = Date.now();
   backend = await startBackend(backend.options);
-  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 2, { timeoutMs: 40000, intervalMs: 250, what: 'ticks after the restart' });
+  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 2, {
+    timeoutMs: 40000,
+    intervalMs: 250,
+    what: 'ticks after the restart',
+  });
   const issued = requestsFor(name).map((r) => r.req.issued as number);
   assert.is(new Set(issued).size, issued.length, `no tick twice: ${issued}`);
   for (const x of issued) assert.is((x - issued[0]!) % 2, 0, `same phase: ${issued}`);
@@ -236,7 +341,11 @@ test('at start every check gets an armed schedule, even one whose schedule recor
   await backend.stop();
   backend = await startBackend(backend.options);
   const restartedAt = Date.now();
-  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 1, { timeoutMs: 40000, intervalMs: 250, what: 'a tick after the restart without the record' });
+  await waitFor(() => requestsFor(name).filter((r) => r.at > restartedAt).length >= 1, {
+    timeoutMs: 40000,
+    intervalMs: 250,
+    what: 'a tick after the restart without the record',
+  });
   await api(`/namespaces/default/checks/${name}`, 'DELETE');
 });
 

@@ -35,7 +35,11 @@ interface AgentOptions {
 }
 
 /** The agent's local listeners: HTTP API (TCP), check-result socket (TCP and UDP), StatsD (UDP). */
-interface AgentPorts { api: number; socket: number; statsd: number }
+interface AgentPorts {
+  api: number;
+  socket: number;
+  statsd: number;
+}
 
 export interface AgentProc {
   name: string;
@@ -66,19 +70,32 @@ export async function startAgent(o: AgentOptions): Promise<AgentProc> {
   for (const u of urls) args.push('--backend-url', u);
   args.push('--name', o.name, '--namespace', o.namespace ?? 'default');
   if (o.subscriptions !== undefined) {
-    args.push('--subscriptions', Array.isArray(o.subscriptions) ? o.subscriptions.join(',') : o.subscriptions);
+    args.push(
+      '--subscriptions',
+      Array.isArray(o.subscriptions) ? o.subscriptions.join(',') : o.subscriptions,
+    );
   }
   args.push(
-    '--keepalive-interval', String(o.keepaliveInterval ?? 1),
-    '--keepalive-warning-timeout', String(o.warning ?? 5),
-    '--keepalive-critical-timeout', String(o.critical ?? 0),
-    '--user', o.user ?? 'agent',
-    '--password', o.password ?? 'P@ssw0rd!',
-    '--cache-dir', cacheDir,
-    '--log-level', o.logLevel ?? 'debug',
-    '--api-port', String(ports.api),
-    '--socket-port', String(ports.socket),
-    '--statsd-metrics-port', String(ports.statsd),
+    '--keepalive-interval',
+    String(o.keepaliveInterval ?? 1),
+    '--keepalive-warning-timeout',
+    String(o.warning ?? 5),
+    '--keepalive-critical-timeout',
+    String(o.critical ?? 0),
+    '--user',
+    o.user ?? 'agent',
+    '--password',
+    o.password ?? 'P@ssw0rd!',
+    '--cache-dir',
+    cacheDir,
+    '--log-level',
+    o.logLevel ?? 'debug',
+    '--api-port',
+    String(ports.api),
+    '--socket-port',
+    String(ports.socket),
+    '--statsd-metrics-port',
+    String(ports.statsd),
     ...(o.extraArgs ?? []),
   );
   const proc = Proc.start(`agent:${o.name}`, AGENT_BIN, args, { env: o.env });

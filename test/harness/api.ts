@@ -9,26 +9,52 @@ import type { JsonResponse } from './http.ts';
 export type Body = Record<string, any>;
 
 /** A call to `/api/core/v2<path>` as the administrator (the backend's default credential). */
-export const coreApi = (backend: () => Backend) =>
-  <B = any>(path: string, method = 'GET', body?: unknown, headers?: Record<string, string>): Promise<JsonResponse<B>> =>
-    backend().get<B>(`/api/core/v2${path}`, { method, headers, ...(body === undefined ? {} : { body: body as object }) });
+export const coreApi =
+  (backend: () => Backend) =>
+  <B = any>(
+    path: string,
+    method = 'GET',
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<JsonResponse<B>> =>
+    backend().get<B>(`/api/core/v2${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: body as object }),
+    });
 
 let counter = 0;
 /** A name no other test uses. */
 export const fresh = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
 
 /** The error codes (proto/errors.ts kinds) each HTTP status may carry. */
-const ERROR_CODES: Record<number, number[]> = { 400: [1], 401: [5], 403: [4], 404: [2], 409: [3, 11], 412: [8], 413: [9] };
+const ERROR_CODES: Record<number, number[]> = {
+  400: [1],
+  401: [5],
+  403: [4],
+  404: [2],
+  409: [3, 11],
+  412: [8],
+  413: [9],
+};
 
 export function isError(r: JsonResponse, status: number, what: string): void {
   assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
   assert.type(r.body, 'object', `${what}: JSON error body, got ${JSON.stringify(r.body)}`);
-  assert.equal(Object.keys(r.body).sort(), ['code', 'message'], `${what}: error body keys of ${JSON.stringify(r.body)}`);
+  assert.equal(
+    Object.keys(r.body).sort(),
+    ['code', 'message'],
+    `${what}: error body keys of ${JSON.stringify(r.body)}`,
+  );
   assert.type(r.body.message, 'string');
   assert.ok(r.body.message.length > 0, `${what}: empty message`);
   assert.type(r.body.code, 'number');
   const codes = ERROR_CODES[status];
-  if (codes) assert.ok(codes.includes(r.body.code), `${what}: code ${r.body.code} for HTTP ${status} (expected one of ${codes})`);
+  if (codes)
+    assert.ok(
+      codes.includes(r.body.code),
+      `${what}: code ${r.body.code} for HTTP ${status} (expected one of ${codes})`,
+    );
 }
 
 export function created(r: JsonResponse, what: string): void {

@@ -45,7 +45,11 @@ interface BackendOptions {
 }
 
 /** The administrator every harness cluster is initialized with. */
-export const ADMIN = { username: 'admin', password: 'P@ssw0rd!admin', apiKey: '5f0c8f4e-1c5e-4b7e-9d3a-0a1b2c3d4e5f' } as const;
+export const ADMIN = {
+  username: 'admin',
+  password: 'P@ssw0rd!admin',
+  apiKey: '5f0c8f4e-1c5e-4b7e-9d3a-0a1b2c3d4e5f',
+} as const;
 export const adminAuth = { Authorization: `Key ${ADMIN.apiKey}` };
 
 export interface Backend {
@@ -88,14 +92,22 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
   const options: BackendOptions = { ...o, apiPort, agentPort, stateDir };
   const args = [
     'start',
-    '--name', o.name,
-    '--state-dir', stateDir,
-    '--api-host', '127.0.0.1',
-    '--api-port', String(apiPort),
-    '--agent-host', '127.0.0.1',
-    '--agent-port', String(agentPort),
-    '--log-level', o.logLevel ?? 'debug',
-    '--cluster-lease-ttl', String(o.leaseTtl ?? 5),
+    '--name',
+    o.name,
+    '--state-dir',
+    stateDir,
+    '--api-host',
+    '127.0.0.1',
+    '--api-port',
+    String(apiPort),
+    '--agent-host',
+    '127.0.0.1',
+    '--agent-port',
+    String(agentPort),
+    '--log-level',
+    o.logLevel ?? 'debug',
+    '--cluster-lease-ttl',
+    String(o.leaseTtl ?? 5),
   ];
   let embedded: Backend['embedded'];
   if (external) {
@@ -111,9 +123,12 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
       natsListen: `127.0.0.1:${natsPort}`,
     };
     args.push(
-      '--etcd-listen-client-urls', embedded.etcdClientUrl,
-      '--etcd-listen-peer-urls', embedded.etcdPeerUrl,
-      '--nats-listen', embedded.natsListen,
+      '--etcd-listen-client-urls',
+      embedded.etcdClientUrl,
+      '--etcd-listen-peer-urls',
+      embedded.etcdPeerUrl,
+      '--nats-listen',
+      embedded.natsListen,
     );
   }
   args.push(...(o.extraArgs ?? []));
@@ -131,7 +146,11 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     options,
     proc,
     // As the administrator unless the caller sends its own Authorization.
-    get: (path, init) => getJson(apiUrl + path, { ...init, headers: { ...adminAuth, ...(init?.headers as Record<string, string> | undefined) } }),
+    get: (path, init) =>
+      getJson(apiUrl + path, {
+        ...init,
+        headers: { ...adminAuth, ...(init?.headers as Record<string, string> | undefined) },
+      }),
     health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
     logs: () => proc.jsonLines(),
     stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
@@ -172,8 +191,18 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
 
 /** `monitor-backend init` against a cluster's etcd, as the harness administrator (idempotent). */
 async function initCluster(etcdUrl: string): Promise<void> {
-  const proc = Proc.start('init', BACKEND_BIN, ['init', '--etcd-client-urls', etcdUrl, '--cluster-admin-username', ADMIN.username,
-    '--cluster-admin-password', ADMIN.password, '--cluster-admin-api-key', ADMIN.apiKey, '--ignore-already-initialized']);
+  const proc = Proc.start('init', BACKEND_BIN, [
+    'init',
+    '--etcd-client-urls',
+    etcdUrl,
+    '--cluster-admin-username',
+    ADMIN.username,
+    '--cluster-admin-password',
+    ADMIN.password,
+    '--cluster-admin-api-key',
+    ADMIN.apiKey,
+    '--ignore-already-initialized',
+  ]);
   const exit = await proc.exited;
   if (exit.code !== 0) throw new Error(`monitor-backend init failed (code ${exit.code}):\n${proc.tail(20)}`);
 }

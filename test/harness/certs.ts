@@ -39,12 +39,28 @@ function openssl(cwd: string, args: string[]): void {
   }
 }
 
-const newKey = (cwd: string, name: string) => openssl(cwd, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', name]);
+const newKey = (cwd: string, name: string) =>
+  openssl(cwd, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', name]);
 
 function selfSignedCa(cwd: string, name: string, cn: string): void {
   newKey(cwd, `${name}.key`);
-  openssl(cwd, ['req', '-x509', '-new', '-key', `${name}.key`, '-out', `${name}.crt`, '-days', DAYS, '-subj', `/CN=${cn}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl(cwd, [
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    `${name}.key`,
+    '-out',
+    `${name}.crt`,
+    '-days',
+    DAYS,
+    '-subj',
+    `/CN=${cn}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
 }
 
 /** Signs a new key's certificate with `issuer`; `ext` lines go into the certificate's v3 extensions. */
@@ -52,17 +68,39 @@ function issue(cwd: string, name: string, cn: string, issuer: string, ext: strin
   newKey(cwd, `${name}.key`);
   openssl(cwd, ['req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
   writeFileSync(path.join(cwd, `${name}.ext`), ext.join('\n') + '\n');
-  openssl(cwd, ['x509', '-req', '-in', `${name}.csr`, '-CA', `${issuer}.crt`, '-CAkey', `${issuer}.key`, '-CAcreateserial',
-    '-out', `${name}.crt`, '-days', DAYS, '-extfile', `${name}.ext`]);
+  openssl(cwd, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${issuer}.crt`,
+    '-CAkey',
+    `${issuer}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    DAYS,
+    '-extfile',
+    `${name}.ext`,
+  ]);
 }
 
 /** Another client certificate from the same intermediate, for a different user; `chain` is leaf first. */
 export function issueClientCert(certs: TestCerts, cn: string): { chain: string; key: string } {
   const name = `client-${cn.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
-  issue(certs.dir, name, cn, 'intermediate',
-    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth', `subjectAltName=DNS:${cn}`]);
+  issue(certs.dir, name, cn, 'intermediate', [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=clientAuth',
+    `subjectAltName=DNS:${cn}`,
+  ]);
   const chain = path.join(certs.dir, `${name}-chain.crt`);
-  writeFileSync(chain, readFileSync(path.join(certs.dir, `${name}.crt`), 'utf8') + readFileSync(certs.intermediate, 'utf8'));
+  writeFileSync(
+    chain,
+    readFileSync(path.join(certs.dir, `${name}.crt`), 'utf8') + readFileSync(certs.intermediate, 'utf8'),
+  );
   return { chain, key: path.join(certs.dir, `${name}.key`) };
 }
 
@@ -70,13 +108,23 @@ export function makeTestCerts(opts: { clientCn?: string } = {}): TestCerts {
   const dir = tempDir('certs');
   selfSignedCa(dir, 'ca', 'Monitor Test Root CA');
   selfSignedCa(dir, 'other-ca', 'Monitor Other Root CA');
-  issue(dir, 'intermediate', 'Monitor Test Intermediate CA', 'ca',
-    ['basicConstraints=critical,CA:TRUE,pathlen:0', 'keyUsage=critical,keyCertSign,cRLSign']);
-  issue(dir, 'server', 'localhost', 'ca',
-    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=serverAuth', 'subjectAltName=IP:127.0.0.1,DNS:localhost']);
+  issue(dir, 'intermediate', 'Monitor Test Intermediate CA', 'ca', [
+    'basicConstraints=critical,CA:TRUE,pathlen:0',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  issue(dir, 'server', 'localhost', 'ca', [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=serverAuth',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ]);
   const clientCn = opts.clientCn ?? 'agent';
-  issue(dir, 'client', clientCn, 'intermediate',
-    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth', `subjectAltName=DNS:${clientCn}`]);
+  issue(dir, 'client', clientCn, 'intermediate', [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=clientAuth',
+    `subjectAltName=DNS:${clientCn}`,
+  ]);
   const file = (name: string) => path.join(dir, name);
   const leaf = readFileSync(file('client.crt'), 'utf8');
   const inter = readFileSync(file('intermediate.crt'), 'utf8');

@@ -58,7 +58,11 @@ let clusters = 0;
 /** POST to etcd's JSON gateway (v3 API over HTTP); undefined when the member does not answer. */
 async function gateway(url: string, path: string): Promise<any> {
   try {
-    const res = await fetch(`${url}${path}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      body: '{}',
+      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+    });
     return res.ok ? await res.json() : undefined;
   } catch {
     return undefined;
@@ -84,7 +88,9 @@ class Member implements EtcdClusterMember {
     if (!this.current) throw new Error(`etcd member ${this.name} was never started`);
     return this.current;
   }
-  get running(): boolean { return this.current?.running ?? false; }
+  get running(): boolean {
+    return this.current?.running ?? false;
+  }
 
   spawn(): void {
     // ETCD_* variables from the environment would silently change the flags.
@@ -93,8 +99,12 @@ class Member implements EtcdClusterMember {
     this.current = Proc.start(`etcd:${this.name}:${this.clientPort}`, etcdBinary(), this.args, { env });
   }
 
-  async kill(): Promise<void> { await this.current?.kill(); }
-  async stop(): Promise<void> { await this.current?.stop(5000); }
+  async kill(): Promise<void> {
+    await this.current?.kill();
+  }
+  async stop(): Promise<void> {
+    await this.current?.stop(5000);
+  }
 
   async restart(): Promise<void> {
     if (this.current?.running) await this.current.kill();
@@ -125,10 +135,15 @@ class Member implements EtcdClusterMember {
       const p = this.proc;
       if (!p.running) {
         await p.drained();
-        throw new Error(`etcd member ${this.name} exited (code=${p.exit?.code} signal=${p.exit?.signal}); last lines:\n${p.tail(40)}`);
+        throw new Error(
+          `etcd member ${this.name} exited (code=${p.exit?.code} signal=${p.exit?.signal}); last lines:\n${p.tail(40)}`,
+        );
       }
       if (await this.healthy()) return;
-      if (Date.now() > deadline) throw new Error(`etcd member ${this.name} not healthy after ${timeoutMs}ms; last lines:\n${p.tail(40)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `etcd member ${this.name} not healthy after ${timeoutMs}ms; last lines:\n${p.tail(40)}`,
+        );
       await sleep(150);
     }
   }
@@ -140,7 +155,12 @@ export async function startEtcdCluster(opts: EtcdClusterOptions = {}): Promise<E
   const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
   const plan: Array<{ name: string; clientPort: number; peerPort: number; dataDir: string }> = [];
   for (let i = 1; i <= size; i++) {
-    plan.push({ name: `e${i}`, clientPort: await freePort(), peerPort: await freePort(), dataDir: tempDir(`etcd-cluster-e${i}`) });
+    plan.push({
+      name: `e${i}`,
+      clientPort: await freePort(),
+      peerPort: await freePort(),
+      dataDir: tempDir(`etcd-cluster-e${i}`),
+    });
   }
   const initialCluster = plan.map((p) => `${p.name}=http://127.0.0.1:${p.peerPort}`).join(',');
   // A token unique to this cluster, so members of two test clusters can never merge.
@@ -149,20 +169,33 @@ export async function startEtcdCluster(opts: EtcdClusterOptions = {}): Promise<E
     const client = `http://127.0.0.1:${p.clientPort}`;
     const peer = `http://127.0.0.1:${p.peerPort}`;
     const args = [
-      '--name', p.name,
-      '--data-dir', p.dataDir,
-      '--listen-client-urls', client,
-      '--advertise-client-urls', client,
-      '--listen-peer-urls', peer,
-      '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', initialCluster,
-      '--initial-cluster-state', 'new',
-      '--initial-cluster-token', token,
+      '--name',
+      p.name,
+      '--data-dir',
+      p.dataDir,
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      initialCluster,
+      '--initial-cluster-state',
+      'new',
+      '--initial-cluster-token',
+      token,
       // Fast failure detection on loopback: a dead leader is replaced in about a second.
-      '--heartbeat-interval', '100',
-      '--election-timeout', '1000',
-      '--log-level', 'error',
-      '--logger', 'zap',
+      '--heartbeat-interval',
+      '100',
+      '--election-timeout',
+      '1000',
+      '--log-level',
+      'error',
+      '--logger',
+      'zap',
     ];
     return new Member(p.name, p.clientPort, p.peerPort, p.dataDir, args, readyTimeoutMs);
   });

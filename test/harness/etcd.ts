@@ -44,17 +44,28 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
   const url = `http://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const args = [
-    '--name', name,
-    '--data-dir', dataDir,
-    '--listen-client-urls', url,
-    '--advertise-client-urls', url,
-    '--listen-peer-urls', peerUrl,
-    '--initial-advertise-peer-urls', peerUrl,
-    '--initial-cluster', `${name}=${peerUrl}`,
-    '--initial-cluster-state', 'new',
-    '--initial-cluster-token', `monitor-test-${process.pid}-${++counter}`,
-    '--log-level', 'error',
-    '--logger', 'zap',
+    '--name',
+    name,
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    url,
+    '--advertise-client-urls',
+    url,
+    '--listen-peer-urls',
+    peerUrl,
+    '--initial-advertise-peer-urls',
+    peerUrl,
+    '--initial-cluster',
+    `${name}=${peerUrl}`,
+    '--initial-cluster-state',
+    'new',
+    '--initial-cluster-token',
+    `monitor-test-${process.pid}-${++counter}`,
+    '--log-level',
+    'error',
+    '--logger',
+    'zap',
     ...(opts.extraArgs ?? []),
   ];
   // ETCD_* variables from the environment would silently change the flags above
@@ -71,7 +82,9 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
   for (;;) {
     if (!proc.running) {
       await proc.drained();
-      throw new Error(`etcd exited before becoming healthy (code=${proc.exit?.code} signal=${proc.exit?.signal}); last lines:\n${proc.tail(40)}`);
+      throw new Error(
+        `etcd exited before becoming healthy (code=${proc.exit?.code} signal=${proc.exit?.signal}); last lines:\n${proc.tail(40)}`,
+      );
     }
     try {
       const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });

@@ -25,7 +25,8 @@ export async function getJson<B = any>(
   const { body, ...rest } = init;
   const req: RequestInit = { ...rest, signal: init.signal ?? AbortSignal.timeout(DEFAULT_HTTP_TIMEOUT_MS) };
   if (body !== undefined && body !== null) {
-    const plain = typeof body === 'object' && (Array.isArray(body) || Object.getPrototypeOf(body) === Object.prototype);
+    const plain =
+      typeof body === 'object' && (Array.isArray(body) || Object.getPrototypeOf(body) === Object.prototype);
     if (plain) {
       req.body = JSON.stringify(body);
       const headers = new Headers(rest.headers);
@@ -80,7 +81,9 @@ export async function waitFor<T>(
 ): Promise<T> {
   const interval = opts.intervalMs ?? 200;
   const deadline = Date.now() + opts.timeoutMs;
-  let last: { kind: 'none' } | { kind: 'error'; err: unknown } | { kind: 'value'; value: unknown } = { kind: 'none' };
+  let last: { kind: 'none' } | { kind: 'error'; err: unknown } | { kind: 'value'; value: unknown } = {
+    kind: 'none',
+  };
   const HUNG = Symbol('hung');
   for (;;) {
     const remaining = deadline - Date.now();

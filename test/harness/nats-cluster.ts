@@ -73,14 +73,26 @@ async function fetchJson(url: string): Promise<{ status: number; body: any } | u
     const res = await fetch(url, { signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
     const text = await res.text();
     let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* keep the text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* keep the text */
+    }
     return { status: res.status, body };
   } catch {
     return undefined; // down, refused or hung: the caller polls again
   }
 }
 
-interface NodeSpec { name: string; port: number; clusterPort: number; httpPort: number; dir: string; storeDir: string; configFile: string }
+interface NodeSpec {
+  name: string;
+  port: number;
+  clusterPort: number;
+  httpPort: number;
+  dir: string;
+  storeDir: string;
+  configFile: string;
+}
 
 function configText(n: NodeSpec, clusterName: string, routes: string[]): string {
   // JSON strings are valid NATS config strings, so paths with odd characters stay quoted correctly.
@@ -113,7 +125,10 @@ class Node implements NatsClusterNode {
   readonly configFile: string;
   private current: Proc;
 
-  constructor(spec: NodeSpec, private readonly readyTimeoutMs: number) {
+  constructor(
+    spec: NodeSpec,
+    private readonly readyTimeoutMs: number,
+  ) {
     this.name = spec.name;
     this.url = `nats://127.0.0.1:${spec.port}`;
     this.port = spec.port;
@@ -124,16 +139,24 @@ class Node implements NatsClusterNode {
     this.current = this.spawn();
   }
 
-  get proc(): Proc { return this.current; }
-  get running(): boolean { return this.current.running; }
+  get proc(): Proc {
+    return this.current;
+  }
+  get running(): boolean {
+    return this.current.running;
+  }
 
   spawn(): Proc {
     this.current = Proc.start(`nats:${this.name}:${this.port}`, natsBinary(), ['-c', this.configFile]);
     return this.current;
   }
 
-  async kill(): Promise<void> { await this.current.kill(); }
-  async stop(): Promise<void> { await this.current.stop(5000); }
+  async kill(): Promise<void> {
+    await this.current.kill();
+  }
+  async stop(): Promise<void> {
+    await this.current.stop(5000);
+  }
 
   async restart(): Promise<void> {
     if (this.current.running) await this.current.kill();
@@ -153,12 +176,17 @@ class Node implements NatsClusterNode {
     for (;;) {
       if (!this.current.running) {
         await this.current.drained();
-        throw new Error(`nats-server ${this.name} exited (code=${this.current.exit?.code} signal=${this.current.exit?.signal}); last lines:\n${this.current.tail(40)}`);
+        throw new Error(
+          `nats-server ${this.name} exited (code=${this.current.exit?.code} signal=${this.current.exit?.signal}); last lines:\n${this.current.tail(40)}`,
+        );
       }
       const r = await fetchJson(`${this.monitorUrl}/healthz`);
       if (r?.status === 200 && r.body?.status === 'ok') return;
       last = r ? `${r.status} ${JSON.stringify(r.body)}` : 'no answer';
-      if (Date.now() > deadline) throw new Error(`nats-server ${this.name} not healthy after ${timeoutMs}ms (last /healthz: ${last}); last lines:\n${this.current.tail(40)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `nats-server ${this.name} not healthy after ${timeoutMs}ms (last /healthz: ${last}); last lines:\n${this.current.tail(40)}`,
+        );
       await sleep(150);
     }
   }
@@ -174,7 +202,15 @@ export async function startNatsCluster(opts: NatsClusterOptions = {}): Promise<N
     const dir = tempDir(`nats-cluster-n${i}`);
     // nats-server keeps its JetStream files under <store_dir>/jetstream, next to our config file.
     const storeDir = dir;
-    specs.push({ name: `n${i}`, port: await freePort(), clusterPort: await freePort(), httpPort: await freePort(), dir, storeDir, configFile: path.join(dir, 'nats.conf') });
+    specs.push({
+      name: `n${i}`,
+      port: await freePort(),
+      clusterPort: await freePort(),
+      httpPort: await freePort(),
+      dir,
+      storeDir,
+      configFile: path.join(dir, 'nats.conf'),
+    });
   }
   // Every node lists every route, itself included: nats-server ignores the self-route.
   const routes = specs.map((s) => `nats-route://127.0.0.1:${s.clusterPort}`);
@@ -182,7 +218,9 @@ export async function startNatsCluster(opts: NatsClusterOptions = {}): Promise<N
   const nodes = specs.map((s) => new Node(s, readyTimeoutMs));
 
   const jsz = async (query: string): Promise<any[]> => {
-    const answers = await Promise.all(nodes.filter((n) => n.running).map((n) => fetchJson(`${n.monitorUrl}/jsz?${query}`)));
+    const answers = await Promise.all(
+      nodes.filter((n) => n.running).map((n) => fetchJson(`${n.monitorUrl}/jsz?${query}`)),
+    );
     return answers.filter((a) => a?.status === 200 && typeof a.body === 'object').map((a) => a!.body);
   };
 

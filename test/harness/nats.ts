@@ -26,7 +26,9 @@ export interface NatsServer {
 }
 
 export function natsBinary(): string {
-  return findExecutable('nats-server', { extraDirs: ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/usr/bin'] });
+  return findExecutable('nats-server', {
+    extraDirs: ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/usr/bin'],
+  });
 }
 
 /** Connects to host:port and resolves true when the server greets with an INFO line. */
@@ -64,7 +66,9 @@ export async function startNats(opts: NatsOptions = {}): Promise<NatsServer> {
   for (;;) {
     if (!proc.running) {
       await proc.drained();
-      throw new Error(`nats-server exited before accepting connections (code=${proc.exit?.code} signal=${proc.exit?.signal}); last lines:\n${proc.tail(40)}`);
+      throw new Error(
+        `nats-server exited before accepting connections (code=${proc.exit?.code} signal=${proc.exit?.signal}); last lines:\n${proc.tail(40)}`,
+      );
     }
     if (await greets(port, 1000)) break;
     if (Date.now() > deadline) {

@@ -147,7 +147,10 @@ export class Proc {
         if (VERBOSE || crashed) {
           // give the pipes a moment to deliver the last output before printing it
           void within(this.closed, 300).then(() =>
-            this.dumpTail(40, `exited code=${code} signal=${signal}${spawnError ? ` (${spawnError.message})` : ''}`),
+            this.dumpTail(
+              40,
+              `exited code=${code} signal=${signal}${spawnError ? ` (${spawnError.message})` : ''}`,
+            ),
           );
         }
       });
@@ -204,7 +207,9 @@ export class Proc {
   dumpTail(n = 40, why = ''): void {
     const lines = this.lines().slice(-n);
     const head = `----- ${this.name} (pid ${this.pid})${why ? ` ${why}` : ''}: last ${lines.length} lines -----`;
-    process.stderr.write(`${head}\n${lines.map((l) => `  | ${l}`).join('\n')}\n${'-'.repeat(Math.min(head.length, 80))}\n`);
+    process.stderr.write(
+      `${head}\n${lines.map((l) => `  | ${l}`).join('\n')}\n${'-'.repeat(Math.min(head.length, 80))}\n`,
+    );
   }
 
   /**
@@ -212,7 +217,11 @@ export class Proc {
    * `predicate` returns true. Rejects after timeoutMs, or when the process
    * exits without printing such a line; the error carries the output's tail.
    */
-  waitForLine(predicate: (line: string) => boolean, timeoutMs = 10_000, opts: WaitForLineOptions = {}): Promise<string> {
+  waitForLine(
+    predicate: (line: string) => boolean,
+    timeoutMs = 10_000,
+    opts: WaitForLineOptions = {},
+  ): Promise<string> {
     let next = Math.max(opts.fromLine ?? 0, this.dropped);
     const scan = (): string | undefined => {
       for (; next < this.lineCount; next++) {
@@ -258,7 +267,11 @@ export class Proc {
       const timer = setTimeout(
         () =>
           done(() =>
-            reject(new Error(`timed out after ${timeoutMs}ms waiting for a line from ${this.name}; last lines:\n${this.tail(40)}`)),
+            reject(
+              new Error(
+                `timed out after ${timeoutMs}ms waiting for a line from ${this.name}; last lines:\n${this.tail(40)}`,
+              ),
+            ),
           ),
         timeoutMs,
       );
@@ -287,7 +300,10 @@ export class Proc {
    * for the exit, for the others (SIGSTOP, SIGCONT) returns at once.
    */
   async send(sig: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    if (sig === 'SIGKILL') { await this.kill(); return; }
+    if (sig === 'SIGKILL') {
+      await this.kill();
+      return;
+    }
     this.signal(sig);
     if (sig === 'SIGTERM' || sig === 'SIGINT') await this.exited;
   }
@@ -400,7 +416,10 @@ export function sleep(ms: number): Promise<void> {
  * that exists and is executable, else `name` searched on PATH and then in
  * `extraDirs`. Throws with the places it looked.
  */
-export function findExecutable(name: string, opts: { candidates?: string[]; extraDirs?: string[] } = {}): string {
+export function findExecutable(
+  name: string,
+  opts: { candidates?: string[]; extraDirs?: string[] } = {},
+): string {
   const tried: string[] = [];
   const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), ...(opts.extraDirs ?? [])];
   for (const p of [...(opts.candidates ?? []), ...dirs.map((d) => `${d}/${name}`)]) {

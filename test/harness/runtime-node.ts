@@ -21,7 +21,15 @@ interface RuntimeNodeOptions {
   log: Logger;
 }
 
-export interface RuntimeNode { name: string; etcd: EtcdAdapter; nats: NatsAdapter; membership: Membership; host: ActorHost; shards: ShardManager; stopped: boolean }
+export interface RuntimeNode {
+  name: string;
+  etcd: EtcdAdapter;
+  nats: NatsAdapter;
+  membership: Membership;
+  host: ActorHost;
+  shards: ShardManager;
+  stopped: boolean;
+}
 
 export async function startRuntimeNode(o: RuntimeNodeOptions): Promise<RuntimeNode> {
   const log = o.log.child({ node: o.name });
@@ -30,7 +38,14 @@ export async function startRuntimeNode(o: RuntimeNodeOptions): Promise<RuntimeNo
   const stores = new Map<string, KvStore>();
   for (const b of o.buckets) stores.set(b, await nats.kv(b));
   const membership = new Membership(etcd, { node: o.name, ttlSeconds: 3, guardMarginMs: 500, info: {}, log });
-  const host = new ActorHost({ nats, stores, behaviors: o.behaviors, guard: () => membership.guardOk(), shardCount: o.shardCount, log });
+  const host = new ActorHost({
+    nats,
+    stores,
+    behaviors: o.behaviors,
+    guard: () => membership.guardOk(),
+    shardCount: o.shardCount,
+    log,
+  });
   const shards = new ShardManager(etcd, membership, host, { shardCount: o.shardCount, log });
   await membership.join();
   shards.start();

@@ -57,7 +57,9 @@ function sshaHash(password: string): string {
 }
 
 function slapdConf(dir: string): string {
-  const moduleDir = MODULE_DIRS.find((d) => fs.existsSync(path.join(d, 'back_mdb.so')) || fs.existsSync(path.join(d, 'back_mdb.la')));
+  const moduleDir = MODULE_DIRS.find(
+    (d) => fs.existsSync(path.join(d, 'back_mdb.so')) || fs.existsSync(path.join(d, 'back_mdb.la')),
+  );
   return [
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((s) => `include ${SCHEMA_DIR}/${s}.schema`),
     ...(moduleDir ? [`modulepath ${moduleDir}`, 'moduleload back_mdb'] : []),
@@ -86,19 +88,48 @@ function slapdConf(dir: string): string {
 
 function dataLdif(): string {
   const entries: string[][] = [
-    [`dn: ${BASE_DN}`, 'objectClass: top', 'objectClass: dcObject', 'objectClass: organization', 'o: monitor', 'dc: monitor'],
-    [`dn: ${BINDER_DN}`, 'objectClass: organizationalRole', 'objectClass: simpleSecurityObject', 'cn: binder', `userPassword: ${sshaHash(BINDER_PASSWORD)}`],
+    [
+      `dn: ${BASE_DN}`,
+      'objectClass: top',
+      'objectClass: dcObject',
+      'objectClass: organization',
+      'o: monitor',
+      'dc: monitor',
+    ],
+    [
+      `dn: ${BINDER_DN}`,
+      'objectClass: organizationalRole',
+      'objectClass: simpleSecurityObject',
+      'cn: binder',
+      `userPassword: ${sshaHash(BINDER_PASSWORD)}`,
+    ],
     [`dn: ou=people,${BASE_DN}`, 'objectClass: organizationalUnit', 'ou: people'],
     [`dn: ou=groups,${BASE_DN}`, 'objectClass: organizationalUnit', 'ou: groups'],
     ...Object.entries(SLAPD_USERS).map(([uid, pw]) => [
       `dn: uid=${uid},ou=people,${BASE_DN}`,
-      'objectClass: top', 'objectClass: person', 'objectClass: organizationalPerson', 'objectClass: inetOrgPerson',
-      `uid: ${uid}`, `cn: ${uid[0]!.toUpperCase()}${uid.slice(1)}`, `sn: ${uid}`, `mail: ${uid}@monitor.test`,
+      'objectClass: top',
+      'objectClass: person',
+      'objectClass: organizationalPerson',
+      'objectClass: inetOrgPerson',
+      `uid: ${uid}`,
+      `cn: ${uid[0]!.toUpperCase()}${uid.slice(1)}`,
+      `sn: ${uid}`,
+      `mail: ${uid}@monitor.test`,
       `userPassword: ${sshaHash(pw)}`,
     ]),
-    [`dn: cn=ops,ou=groups,${BASE_DN}`, 'objectClass: groupOfNames', 'cn: ops',
-      `member: uid=alice,ou=people,${BASE_DN}`, `member: uid=bob,ou=people,${BASE_DN}`],
-    [`dn: cn=dev,ou=groups,${BASE_DN}`, 'objectClass: groupOfNames', 'cn: dev', `member: uid=alice,ou=people,${BASE_DN}`],
+    [
+      `dn: cn=ops,ou=groups,${BASE_DN}`,
+      'objectClass: groupOfNames',
+      'cn: ops',
+      `member: uid=alice,ou=people,${BASE_DN}`,
+      `member: uid=bob,ou=people,${BASE_DN}`,
+    ],
+    [
+      `dn: cn=dev,ou=groups,${BASE_DN}`,
+      'objectClass: groupOfNames',
+      'cn: dev',
+      `member: uid=alice,ou=people,${BASE_DN}`,
+    ],
   ];
   return `${entries.map((e) => e.join('\n')).join('\n\n')}\n`;
 }
@@ -107,7 +138,10 @@ async function runToEnd(name: string, command: string, args: string[]): Promise<
   const p = Proc.start(name, command, args);
   const exit = await p.exited;
   await p.drained();
-  if (exit.code !== 0) throw new Error(`${command} ${args.join(' ')} failed (code=${exit.code} signal=${exit.signal}):\n${p.tail(30)}`);
+  if (exit.code !== 0)
+    throw new Error(
+      `${command} ${args.join(' ')} failed (code=${exit.code} signal=${exit.signal}):\n${p.tail(30)}`,
+    );
 }
 
 async function adminBindWorks(url: string): Promise<boolean> {
@@ -124,8 +158,14 @@ async function adminBindWorks(url: string): Promise<boolean> {
 
 /** Starts slapd with the directory above; resolves once an admin bind succeeds (up to 15 s). */
 export async function startSlapd(): Promise<Slapd> {
-  const slapd = findExecutable('slapd', { candidates: ['/usr/sbin/slapd'], extraDirs: ['/usr/sbin', '/usr/local/sbin', '/usr/libexec'] });
-  const slapadd = findExecutable('slapadd', { candidates: ['/usr/sbin/slapadd'], extraDirs: ['/usr/sbin', '/usr/local/sbin'] });
+  const slapd = findExecutable('slapd', {
+    candidates: ['/usr/sbin/slapd'],
+    extraDirs: ['/usr/sbin', '/usr/local/sbin', '/usr/libexec'],
+  });
+  const slapadd = findExecutable('slapadd', {
+    candidates: ['/usr/sbin/slapadd'],
+    extraDirs: ['/usr/sbin', '/usr/local/sbin'],
+  });
   const dir = tempDir('slapd');
   fs.mkdirSync(path.join(dir, 'data'));
   const conf = path.join(dir, 'slapd.conf');
@@ -140,7 +180,9 @@ export async function startSlapd(): Promise<Slapd> {
   while (!(await adminBindWorks(url))) {
     if (!proc.running) {
       await proc.drained();
-      throw new Error(`slapd exited before becoming ready (code=${proc.exit?.code} signal=${proc.exit?.signal}):\n${proc.tail(40)}`);
+      throw new Error(
+        `slapd exited before becoming ready (code=${proc.exit?.code} signal=${proc.exit?.signal}):\n${proc.tail(40)}`,
+      );
     }
     if (Date.now() > deadline) {
       await proc.kill();
@@ -149,8 +191,18 @@ export async function startSlapd(): Promise<Slapd> {
     await sleep(100);
   }
   return {
-    url, port, baseDn: BASE_DN, bindDn: BINDER_DN, bindPassword: BINDER_PASSWORD, adminDn: ADMIN_DN, adminPassword: ADMIN_PASSWORD,
-    peopleDn: `ou=people,${BASE_DN}`, groupsDn: `ou=groups,${BASE_DN}`, proc,
-    stop: async () => { await proc.stop(5000); },
+    url,
+    port,
+    baseDn: BASE_DN,
+    bindDn: BINDER_DN,
+    bindPassword: BINDER_PASSWORD,
+    adminDn: ADMIN_DN,
+    adminPassword: ADMIN_PASSWORD,
+    peopleDn: `ou=people,${BASE_DN}`,
+    groupsDn: `ou=groups,${BASE_DN}`,
+    proc,
+    stop: async () => {
+      await proc.stop(5000);
+    },
   };
 }

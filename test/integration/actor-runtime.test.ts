@@ -14,7 +14,10 @@ import { ActorError, type ActorBehavior } from '../../actors/runtime/types.ts';
 // small counter actor: placement, fenced ownership, dedupe, durable state, timers and handoff.
 
 const BUCKET = 'monitor_test_counters';
-interface Counter { n: number; fired: number[] }
+interface Counter {
+  n: number;
+  fired: number[];
+}
 
 const counter: ActorBehavior<Counter> = {
   kind: 'counter',
@@ -23,11 +26,20 @@ const counter: ActorBehavior<Counter> = {
   async receive(t, type, body) {
     const st = t.state ?? { n: 0, fired: [] };
     switch (type) {
-      case 'inc': t.state = { ...st, n: st.n + 1 }; return st.n + 1;
-      case 'get': return t.state ?? null;
-      case 'arm': t.state = st; t.setTimer('alarm', t.now + (body as { ms: number }).ms); return true;
-      case 'refuse': t.state = { ...st, n: -1000 }; throw new ActorError('invalid', 'refused on purpose');
-      default: throw new ActorError('invalid', `no ${type}`);
+      case 'inc':
+        t.state = { ...st, n: st.n + 1 };
+        return st.n + 1;
+      case 'get':
+        return t.state ?? null;
+      case 'arm':
+        t.state = st;
+        t.setTimer('alarm', t.now + (body as { ms: number }).ms);
+        return true;
+      case 'refuse':
+        t.state = { ...st, n: -1000 };
+        throw new ActorError('invalid', 'refused on purpose');
+      default:
+        throw new ActorError('invalid', `no ${type}`);
     }
   },
   async fire(t, _name, at) {
@@ -47,7 +59,15 @@ let client: NatsAdapter;
 let actors: ActorClient;
 
 async function startNode(name: string): Promise<Node> {
-  const node = await startRuntimeNode({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, buckets: [BUCKET], behaviors: [counter], shardCount: SHARDS, log });
+  const node = await startRuntimeNode({
+    name,
+    etcdUrl: etcdSvc.url,
+    natsUrl: natsSvc.url,
+    buckets: [BUCKET],
+    behaviors: [counter],
+    shardCount: SHARDS,
+    log,
+  });
   nodes.push(node);
   return node;
 }
@@ -73,11 +93,16 @@ test.after(async () => {
 
 test('one node takes every shard and serves asks with durable state', async () => {
   const a = await startNode('node-a');
-  await waitFor(async () => a.host.ownedCount === SHARDS, { timeoutMs: 15000, what: 'node-a to own all shards' });
+  await waitFor(async () => a.host.ownedCount === SHARDS, {
+    timeoutMs: 15000,
+    what: 'node-a to own all shards',
+  });
   const owners = await ownerTable(a.etcd);
   assert.is(owners.size, SHARDS);
   for (const o of owners.values()) assert.is(o, 'node-a');
-  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => actors.ask('counter', `c${i % 10}`, 'inc', null)));
+  const results = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => actors.ask('counter', `c${i % 10}`, 'inc', null)),
+  );
   assert.equal(results.filter((r) => r === 5).length, 10);
   assert.equal(await actors.ask('counter', 'c3', 'get', null), { n: 5, fired: [] });
 });
@@ -91,7 +116,10 @@ test('a retried message id is applied once', async () => {
 });
 
 test('a refused message changes nothing', async () => {
-  const err = await actors.ask('counter', 'c1', 'refuse', null).then(() => undefined, (e: ActorError) => e);
+  const err = await actors.ask('counter', 'c1', 'refuse', null).then(
+    () => undefined,
+    (e: ActorError) => e,
+  );
   assert.ok(err instanceof ActorError);
   assert.is(err!.code, 'invalid');
   assert.equal(await actors.ask('counter', 'c1', 'get', null), { n: 5, fired: [] });
@@ -101,10 +129,16 @@ test('messages queued together share a turn and a write; a refused one among the
   const host = nodes[0]!.host as unknown as { writer: { writes: number } };
   const writesBefore = host.writer.writes;
   const asks = Array.from({ length: 40 }, () => actors.ask('counter', 'burst', 'inc', null));
-  const refused = actors.ask('counter', 'burst', 'refuse', null).then(() => undefined, (e: ActorError) => e);
+  const refused = actors.ask('counter', 'burst', 'refuse', null).then(
+    () => undefined,
+    (e: ActorError) => e,
+  );
   const more = Array.from({ length: 10 }, () => actors.ask('counter', 'burst', 'inc', null));
   const results = (await Promise.all([...asks, ...more])) as number[];
-  assert.equal([...results].sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i + 1));
+  assert.equal(
+    [...results].sort((x, y) => x - y),
+    Array.from({ length: 50 }, (_, i) => i + 1),
+  );
   const err = await refused;
   assert.ok(err instanceof ActorError && err.code === 'invalid');
   assert.equal(await actors.ask('counter', 'burst', 'get', null), { n: 50, fired: [] });
@@ -115,7 +149,11 @@ test('messages queued together share a turn and a write; a refused one among the
 test('a second node takes about half of the shards; each shard has one owner', async () => {
   const b = await startNode('node-b');
   const a = nodes[0]!;
-  await waitFor(async () => a.host.ownedCount + b.host.ownedCount === SHARDS && b.host.ownedCount > 80 ? true : undefined, { timeoutMs: 20000, what: 'shards to split' });
+  await waitFor(
+    async () =>
+      a.host.ownedCount + b.host.ownedCount === SHARDS && b.host.ownedCount > 80 ? true : undefined,
+    { timeoutMs: 20000, what: 'shards to split' },
+  );
   const owners = await ownerTable(a.etcd);
   assert.is(owners.size, SHARDS);
   const counts = { 'node-a': 0, 'node-b': 0 } as Record<string, number>;
@@ -123,7 +161,8 @@ test('a second node takes about half of the shards; each shard has one owner', a
   assert.is(counts['node-a'], a.host.ownedCount);
   assert.is(counts['node-b'], b.host.ownedCount);
   // State written by node-a is read by whichever node owns the actor now.
-  for (let i = 0; i < 10; i++) assert.is(await actors.ask('counter', `c${i}`, 'get', null).then((s) => (s as Counter).n), 5);
+  for (let i = 0; i < 10; i++)
+    assert.is(await actors.ask('counter', `c${i}`, 'get', null).then((s) => (s as Counter).n), 5);
 });
 
 test('a deadline set on a node that leaves fires on the new owner, once', async () => {
@@ -132,15 +171,22 @@ test('a deadline set on a node that leaves fires on the new owner, once', async 
   const owners = await ownerTable(a.etcd);
   const { shardOf } = await import('../../actors/runtime/hash.ts');
   let id = '';
-  for (let i = 0; i < 1000 && !id; i++) if (owners.get(shardOf('counter', `t${i}`, SHARDS)) === 'node-a') id = `t${i}`;
+  for (let i = 0; i < 1000 && !id; i++)
+    if (owners.get(shardOf('counter', `t${i}`, SHARDS)) === 'node-a') id = `t${i}`;
   assert.ok(id, 'an actor owned by node-a');
   await actors.ask('counter', id, 'arm', { ms: 2500 });
   await stopNode(a);
-  await waitFor(async () => b.host.ownedCount === SHARDS, { timeoutMs: 20000, what: 'node-b to take every shard' });
-  const state = await waitFor(async () => {
-    const s = (await actors.ask('counter', id, 'get', null)) as Counter;
-    return s.fired.length > 0 ? s : undefined;
-  }, { timeoutMs: 15000, what: 'the deadline to fire on node-b' });
+  await waitFor(async () => b.host.ownedCount === SHARDS, {
+    timeoutMs: 20000,
+    what: 'node-b to take every shard',
+  });
+  const state = await waitFor(
+    async () => {
+      const s = (await actors.ask('counter', id, 'get', null)) as Counter;
+      return s.fired.length > 0 ? s : undefined;
+    },
+    { timeoutMs: 15000, what: 'the deadline to fire on node-b' },
+  );
   await new Promise((r) => setTimeout(r, 1000));
   const after = (await actors.ask('counter', id, 'get', null)) as Counter;
   assert.is(after.fired.length, 1, 'fired exactly once');
@@ -149,9 +195,14 @@ test('a deadline set on a node that leaves fires on the new owner, once', async 
 
 test('asks wait out a handoff instead of failing', async () => {
   const c = await startNode('node-c');
-  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => actors.ask('counter', `h${i % 20}`, 'inc', null)));
+  const results = await Promise.all(
+    Array.from({ length: 200 }, (_, i) => actors.ask('counter', `h${i % 20}`, 'inc', null)),
+  );
   assert.is(results.length, 200);
-  await waitFor(async () => c.host.ownedCount > 80 ? true : undefined, { timeoutMs: 20000, what: 'node-c to take shards' });
+  await waitFor(async () => (c.host.ownedCount > 80 ? true : undefined), {
+    timeoutMs: 20000,
+    what: 'node-c to take shards',
+  });
   let total = 0;
   for (let i = 0; i < 20; i++) total += ((await actors.ask('counter', `h${i}`, 'get', null)) as Counter).n;
   assert.is(total, 200);
@@ -172,21 +223,32 @@ test('fencing: an owner key is released only by the incarnation that created it'
     const again = await etcd.createIfAbsent(key, 'node-y');
     assert.ok(again.created);
     assert.ok(again.created && again.revision > fence1, 'fences only grow');
-    assert.not.ok(await etcd.deleteIfCreatedAt(key, fence1), 'the old incarnation cannot release the new one');
-  } finally { await etcd.close(); }
+    assert.not.ok(
+      await etcd.deleteIfCreatedAt(key, fence1),
+      'the old incarnation cannot release the new one',
+    );
+  } finally {
+    await etcd.close();
+  }
 });
 
 test('fencing: a compare-and-set write with a stale revision fails', async () => {
   const kv = await client.kv(BUCKET);
   const rev = await kv.put('fence-test', Buffer.from('a'), 0);
   await kv.put('fence-test', Buffer.from('b'), rev);
-  const stale = await kv.put('fence-test', Buffer.from('c'), rev).then(() => 'written', (e: Error) => e.name);
+  const stale = await kv.put('fence-test', Buffer.from('c'), rev).then(
+    () => 'written',
+    (e: Error) => e.name,
+  );
   assert.is(stale, 'CasConflictError');
-  const recreate = await kv.put('fence-test', Buffer.from('d'), 0).then(() => 'written', (e: Error) => e.name);
+  const recreate = await kv.put('fence-test', Buffer.from('d'), 0).then(
+    () => 'written',
+    (e: Error) => e.name,
+  );
   assert.is(recreate, 'CasConflictError');
 });
 
-test('a write behind the owner\'s back is detected, the actor reloaded, the retry applied once', async () => {
+test("a write behind the owner's back is detected, the actor reloaded, the retry applied once", async () => {
   const { shardOf } = await import('../../actors/runtime/hash.ts');
   const { actorRecordKey } = await import('../../proto/names.ts');
   await actors.ask('counter', 'behind', 'inc', null);
@@ -203,10 +265,13 @@ test('a write behind the owner\'s back is detected, the actor reloaded, the retr
   const n = await actors.ask('counter', 'behind', 'inc', null, { msgId: 'behind-1' });
   assert.is(n, 101);
   // The deadline moved by the other writer was re-armed from the stored record, not lost.
-  const fired = await waitFor(async () => {
-    const s = (await actors.ask('counter', 'behind', 'get', null)) as Counter;
-    return s.fired.length ? s : undefined;
-  }, { timeoutMs: 10000, what: 'the re-armed deadline' });
+  const fired = await waitFor(
+    async () => {
+      const s = (await actors.ask('counter', 'behind', 'get', null)) as Counter;
+      return s.fired.length ? s : undefined;
+    },
+    { timeoutMs: 10000, what: 'the re-armed deadline' },
+  );
   assert.is(fired.fired.length, 1);
 });
 

@@ -20,10 +20,21 @@ import { freePorts } from '../harness/ports.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
 
-interface Received { conn: number; type: string; value: any; at: number }
-interface PeerOptions { reject?: number; rejection?: string; contentType?: string; autoPong?: boolean }
+interface Received {
+  conn: number;
+  type: string;
+  value: any;
+  at: number;
+}
+interface PeerOptions {
+  reject?: number;
+  rejection?: string;
+  contentType?: string;
+  autoPong?: boolean;
+}
 
-const UNAUTHORIZED = 'HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: 16\r\nConnection: close\r\n\r\nbad credentials\n';
+const UNAUTHORIZED =
+  'HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: 16\r\nConnection: close\r\n\r\nbad credentials\n';
 
 class Peer {
   readonly handshakes: IncomingHttpHeaders[] = [];
@@ -40,7 +51,9 @@ class Peer {
     this.rejectLeft = opts.reject ?? 0;
     this.rejection = opts.rejection ?? UNAUTHORIZED;
     this.wss = new WebSocketServer({ noServer: true, autoPong: opts.autoPong ?? true });
-    this.wss.on('headers', (h) => h.push(`Content-Type: ${opts.contentType ?? 'application/json'}`, 'Backend-ID: peer-1'));
+    this.wss.on('headers', (h) =>
+      h.push(`Content-Type: ${opts.contentType ?? 'application/json'}`, 'Backend-ID: peer-1'),
+    );
     this.server.on('upgrade', (req, socket, head) => {
       this.handshakes.push(req.headers);
       if (this.rejectLeft-- > 0) {
@@ -109,10 +122,36 @@ async function peer(opts?: PeerOptions): Promise<Peer> {
 
 function agent(urls: string[], extra: string[] = [], random = () => 0.999) {
   const logs: Record<string, any>[] = [];
-  const args = [...urls.flatMap((u) => ['--backend-url', u]), '--name', 'test-agent', '--namespace', 'ops',
-    '--subscriptions', 'linux,web', '--user', 'agent-u', '--password', 'p:w d', '--keepalive-interval', '1',
-    '--keepalive-warning-timeout', '10', '--keepalive-critical-timeout', '20', '--keepalive-handlers', 'slack',
-    '--retry-min', '0.1', '--retry-max', '0.3', '--labels', 'region=eu', '--cache-dir', tempDir('agent-connection'), ...extra];
+  const args = [
+    ...urls.flatMap((u) => ['--backend-url', u]),
+    '--name',
+    'test-agent',
+    '--namespace',
+    'ops',
+    '--subscriptions',
+    'linux,web',
+    '--user',
+    'agent-u',
+    '--password',
+    'p:w d',
+    '--keepalive-interval',
+    '1',
+    '--keepalive-warning-timeout',
+    '10',
+    '--keepalive-critical-timeout',
+    '20',
+    '--keepalive-handlers',
+    'slack',
+    '--retry-min',
+    '0.1',
+    '--retry-max',
+    '0.3',
+    '--labels',
+    'region=eu',
+    '--cache-dir',
+    tempDir('agent-connection'),
+    ...extra,
+  ];
   const config = loadAgentConfig(args, {}, { defaultConfigFile: '/nonexistent/agent.yml' });
   const logger = createLogger('debug', {}, (line) => logs.push(JSON.parse(line)));
   const a = new Agent(config, { logger, random });
@@ -137,7 +176,11 @@ test('handshake headers, Basic auth, and a keepalive at once then every interval
   assert.is(h['monitor-user'], 'agent-u');
   assert.is(h['monitor-subscriptions'], 'linux,web');
   assert.is(h.accept, 'application/json');
-  assert.is(h['monitor-capabilities'], 'ack-retry', 'the agent announces that it resends events refused as retryable');
+  assert.is(
+    h['monitor-capabilities'],
+    'ack-retry',
+    'the agent announces that it resends events refused as retryable',
+  );
   assert.is(h.authorization, 'Basic ' + Buffer.from('agent-u:p:w d').toString('base64'));
   const first = await until('first keepalive', () => p.keepalives(0)[0], 1000);
   const ka = v.parse(KeepaliveEvent, first.value);
@@ -161,7 +204,15 @@ test('handshake headers, Basic auth, and a keepalive at once then every interval
   assert.is(second.value.sequence, 2);
   assert.ok(second.at - first.at >= 800, `interval was ${second.at - first.at} ms`);
   assert.ok(a.connected);
-  assert.ok(logs.some((l) => l.level === 'info' && l.msg === 'connected to backend' && l.url === p.url && l.backend_id === 'peer-1'));
+  assert.ok(
+    logs.some(
+      (l) =>
+        l.level === 'info' &&
+        l.msg === 'connected to backend' &&
+        l.url === p.url &&
+        l.backend_id === 'peer-1',
+    ),
+  );
   await a.stop();
   await until('close frame', () => p.closes.length === 1);
   assert.equal(p.closes, [1000]);
@@ -177,7 +228,10 @@ test('reconnects after the backend closes the socket; sequence restarts', async 
   assert.is(again.value.sequence, 1);
   assert.is(p.handshakes.length, 2);
   const disc = logs.find((l) => l.msg === 'disconnected');
-  assert.ok(disc && disc.level === 'info' && disc.code === 1001 && disc.reason === 'going away', JSON.stringify(disc));
+  assert.ok(
+    disc && disc.level === 'info' && disc.code === 1001 && disc.reason === 'going away',
+    JSON.stringify(disc),
+  );
   assert.is(logs.filter((l) => l.msg === 'connected to backend').length, 2);
   await a.stop();
 });
@@ -197,9 +251,12 @@ test('a 401 at the handshake is logged with its status and message, then retried
   await a.stop();
 });
 
-test('a 403 with a JSON error body logs the body\'s message', async () => {
+test("a 403 with a JSON error body logs the body's message", async () => {
   const body = JSON.stringify({ message: 'user agent-u may not create events in ops', code: 4 });
-  const p = await peer({ reject: 1, rejection: `HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` });
+  const p = await peer({
+    reject: 1,
+    rejection: `HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  });
   const { agent: a, logs } = agent([p.url]);
   await until('keepalive after the rejection', () => p.keepalives(0)[0]);
   const failed = logs.find((l) => l.msg === 'backend connection failed');
@@ -214,14 +271,20 @@ test('cycles to the second URL when the first refuses connections', async () => 
   const { agent: a, logs } = agent([dead, p.url]); // random 0.999 keeps the given order
   await until('keepalive on the second URL', () => p.keepalives(0)[0]);
   const failed = logs.find((l) => l.msg === 'backend connection failed');
-  assert.ok(failed && failed.level === 'warn' && failed.url === dead && /ECONNREFUSED/.test(failed.reason), JSON.stringify(failed));
+  assert.ok(
+    failed && failed.level === 'warn' && failed.url === dead && /ECONNREFUSED/.test(failed.reason),
+    JSON.stringify(failed),
+  );
   assert.is(a.connection.url, p.url);
   await a.stop();
 });
 
 test('a silent backend (no pongs) is dropped after the heartbeat timeout', async () => {
   const p = await peer({ autoPong: false });
-  const { agent: a, logs } = agent([p.url], ['--backend-heartbeat-interval', '0.1', '--backend-heartbeat-timeout', '0.4']);
+  const { agent: a, logs } = agent(
+    [p.url],
+    ['--backend-heartbeat-interval', '0.1', '--backend-heartbeat-timeout', '0.4'],
+  );
   await until('reconnection', () => p.conns.length >= 2, 4000);
   assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'backend heartbeat timed out'));
   assert.ok(logs.some((l) => l.msg === 'disconnected' && /no data from backend/.test(l.reason)));
@@ -230,7 +293,17 @@ test('a silent backend (no pongs) is dropped after the heartbeat timeout', async
 
 test('pongs keep a quiet connection open', async () => {
   const p = await peer();
-  const { agent: a } = agent([p.url], ['--backend-heartbeat-interval', '0.1', '--backend-heartbeat-timeout', '0.4', '--keepalive-interval', '20']);
+  const { agent: a } = agent(
+    [p.url],
+    [
+      '--backend-heartbeat-interval',
+      '0.1',
+      '--backend-heartbeat-timeout',
+      '0.4',
+      '--keepalive-interval',
+      '20',
+    ],
+  );
   await until('connection', () => a.connected);
   await new Promise((r) => setTimeout(r, 1000));
   assert.is(p.conns.length, 1);
@@ -245,7 +318,11 @@ test('a backend answering a Content-Type the agent cannot decode is closed and r
   await until('two attempts', () => p.closes.length >= 2);
   assert.is(p.closes[0], 1003);
   assert.is(p.keepalives().length, 0);
-  assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'backend connection failed' && /application\/xml/.test(l.reason)));
+  assert.ok(
+    logs.some(
+      (l) => l.level === 'warn' && l.msg === 'backend connection failed' && /application\/xml/.test(l.reason),
+    ),
+  );
   assert.ok(!logs.some((l) => l.msg === 'connected to backend'));
   await a.stop();
 });
@@ -285,12 +362,38 @@ test('the real binary connects, sends keepalives and exits 0 on SIGTERM with a 1
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MONITOR_')));
   // Never the default listener ports: something may already listen there.
   const [api, socket, statsd] = await freePorts(3);
-  const child = spawn(BIN, ['start', '--backend-url', p.url, '--name', 'proc-agent', '--keepalive-interval', '1',
-    '--api-port', String(api), '--socket-port', String(socket), '--statsd-metrics-port', String(statsd),
-    '--retry-min', '0.1', '--log-level', 'info', '-c', '/dev/null', '--cache-dir', tempDir('agent-connection-bin')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    BIN,
+    [
+      'start',
+      '--backend-url',
+      p.url,
+      '--name',
+      'proc-agent',
+      '--keepalive-interval',
+      '1',
+      '--api-port',
+      String(api),
+      '--socket-port',
+      String(socket),
+      '--statsd-metrics-port',
+      String(statsd),
+      '--retry-min',
+      '0.1',
+      '--log-level',
+      'info',
+      '-c',
+      '/dev/null',
+      '--cache-dir',
+      tempDir('agent-connection-bin'),
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(child);
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const first = await until('keepalive from the process', () => p.keepalives(0)[0], 15000);
   assert.is(v.parse(KeepaliveEvent, first.value).entity.metadata.name, 'proc-agent');
   assert.is(p.handshakes[0]!['monitor-agentname'], 'proc-agent');

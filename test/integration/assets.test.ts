@@ -27,7 +27,11 @@ let certs: TestCerts;
 let base = '';
 let tlsBase = '';
 
-const entity = { metadata: { name: 'box', namespace: 'default' }, entity_class: 'agent', system: { os: 'linux', arch: 'amd64' } } as unknown as Entity;
+const entity = {
+  metadata: { name: 'box', namespace: 'default' },
+  entity_class: 'agent',
+  system: { os: 'linux', arch: 'amd64' },
+} as unknown as Entity;
 
 const sha = (b: Buffer) => createHash('sha512').update(b).digest('hex');
 const sh = (cmd: string, cwd = work) => execFileSync('sh', ['-c', cmd], { cwd, stdio: 'pipe' });
@@ -37,17 +41,35 @@ function build(name: string, setup: string, tarCmd = 'tar -czf "$OUT" -C src .')
   const dir = path.join(work, `build-${name}`);
   fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
   sh(setup, path.join(dir, 'src'));
-  execFileSync('sh', ['-c', tarCmd], { cwd: dir, env: { ...process.env, OUT: path.join(work, name) }, stdio: 'pipe' });
+  execFileSync('sh', ['-c', tarCmd], {
+    cwd: dir,
+    env: { ...process.env, OUT: path.join(work, name) },
+    stdio: 'pipe',
+  });
   const data = fs.readFileSync(path.join(work, name));
   files.set(`/${name}`, data);
   return data;
 }
 
 function asset(name: string, file: string, extra: Partial<Asset> = {}): Asset {
-  return { metadata: { name, namespace: 'default' }, url: `${base}/${file}`, sha512: sha(files.get(`/${file}`)!), ...extra } as Asset;
+  return {
+    metadata: { name, namespace: 'default' },
+    url: `${base}/${file}`,
+    sha512: sha(files.get(`/${file}`)!),
+    ...extra,
+  } as Asset;
 }
 
-function manager(cacheDir: string, over: Partial<{ rateLimit: number; burstLimit: number; disabled: boolean; trustedCaFile: string; maxDownloadBytes: number }> = {}) {
+function manager(
+  cacheDir: string,
+  over: Partial<{
+    rateLimit: number;
+    burstLimit: number;
+    disabled: boolean;
+    trustedCaFile: string;
+    maxDownloadBytes: number;
+  }> = {},
+) {
   return new AssetManager({ cacheDir, rateLimit: 100, burstLimit: 100, disabled: false, log, ...over });
 }
 
@@ -83,27 +105,48 @@ function tarHeader(name: string, type: string, linkname = '', size = 0): Buffer 
 }
 
 const hits = (p: string) => requests.filter((r) => r.path === p).length;
-const cacheEntries = (dir: string) => (fs.existsSync(path.join(dir, 'assets')) ? fs.readdirSync(path.join(dir, 'assets')) : []);
+const cacheEntries = (dir: string) =>
+  fs.existsSync(path.join(dir, 'assets')) ? fs.readdirSync(path.join(dir, 'assets')) : [];
 
 test.before(async () => {
   const longDir = 'd'.repeat(60) + '/' + 'e'.repeat(60);
-  build('good.tar.gz', `mkdir -p bin lib include ${longDir} && printf '#!/bin/sh\\necho "hello from asset $1"\\n' > bin/hello && chmod 755 bin/hello && echo lib > lib/libx.so && echo inc > include/x.h && echo deep > ${longDir}/${'f'.repeat(80)}.txt && ln -s hello bin/hello-link && ln bin/hello bin/hello-hard`);
-  build('pax.tar', `mkdir -p bin ${'p'.repeat(120)} && printf '#!/bin/sh\\necho pax\\n' > bin/hello && chmod 755 bin/hello && echo x > ${'p'.repeat(120)}/file`, 'tar --format=pax -cf "$OUT" -C src .');
+  build(
+    'good.tar.gz',
+    `mkdir -p bin lib include ${longDir} && printf '#!/bin/sh\\necho "hello from asset $1"\\n' > bin/hello && chmod 755 bin/hello && echo lib > lib/libx.so && echo inc > include/x.h && echo deep > ${longDir}/${'f'.repeat(80)}.txt && ln -s hello bin/hello-link && ln bin/hello bin/hello-hard`,
+  );
+  build(
+    'pax.tar',
+    `mkdir -p bin ${'p'.repeat(120)} && printf '#!/bin/sh\\necho pax\\n' > bin/hello && chmod 755 bin/hello && echo x > ${'p'.repeat(120)}/file`,
+    'tar --format=pax -cf "$OUT" -C src .',
+  );
   build('other.tar.gz', `mkdir bin && printf '#!/bin/sh\\necho other\\n' > bin/other && chmod 755 bin/other`);
   build('escape.tar.gz', 'echo evil > f', `tar -P -czf "$OUT" -C src f --transform 's,^f,../evil,'`);
-  build('absolute.tar.gz', 'echo evil > f', `tar -P -czf "$OUT" -C src f --transform 's,^f,${work}/absevil,'`);
+  build(
+    'absolute.tar.gz',
+    'echo evil > f',
+    `tar -P -czf "$OUT" -C src f --transform 's,^f,${work}/absevil,'`,
+  );
   build('symlink-abs.tar.gz', 'ln -s /etc/passwd pw');
   build('symlink-up.tar.gz', 'mkdir a && ln -s ../../outside a/up');
   // Each link alone stays inside; together `e` resolves to c/d/../.. = c/../.. = outside.
   build('symlink-chain.tar.gz', 'mkdir c && ln -s . c/d && ln -s c/d/../.. e');
   build('device.tar', 'true', 'tar -cf "$OUT" -C /dev null');
   // GNU tar strips `../` from hard link targets even with -P, so this one is written by hand.
-  files.set('/hardlink-out.tar', Buffer.concat([tarHeader('g', '1', '../../etc/passwd'), Buffer.alloc(1024)]));
+  files.set(
+    '/hardlink-out.tar',
+    Buffer.concat([tarHeader('g', '1', '../../etc/passwd'), Buffer.alloc(1024)]),
+  );
   files.set('/not-archive', Buffer.from('just some text, not an archive\n'.repeat(40)));
-  files.set('/gzip-not-tar', Buffer.from(execFileSync('sh', ['-c', 'printf "plain text%.0s\\n" $(seq 1 100) | gzip -c'])));
+  files.set(
+    '/gzip-not-tar',
+    Buffer.from(execFileSync('sh', ['-c', 'printf "plain text%.0s\\n" $(seq 1 100) | gzip -c'])),
+  );
   files.set('/corrupt-gzip', Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0]), Buffer.alloc(200, 0x5a)]));
   const whole = files.get('/good.tar.gz')!;
-  files.set('/truncated.tar', Buffer.concat([tarHeader('big-file', '0', '', 4096), Buffer.alloc(1000, 0x41)]));
+  files.set(
+    '/truncated.tar',
+    Buffer.concat([tarHeader('big-file', '0', '', 4096), Buffer.alloc(1000, 0x41)]),
+  );
   files.set('/truncated.tar.gz', whole.subarray(0, Math.floor(whole.length / 2)));
   for (let i = 0; i < 3; i++) build(`rate${i}.tar.gz`, `mkdir bin && echo ${i} > bin/n${i}`);
 
@@ -112,23 +155,41 @@ test.before(async () => {
   tlsBase = `https://127.0.0.1:${tlsPort}`;
   const serve = (scheme: string) => (req: http.IncomingMessage, res: http.ServerResponse) => {
     requests.push({ path: `${scheme === 'https' ? 'tls:' : ''}${req.url ?? ''}`, headers: req.headers });
-    if (req.url === '/redirect') { res.writeHead(302, { location: '/good.tar.gz' }).end(); return; }
-    if (req.url === '/redirect-away') { res.writeHead(302, { location: `${tlsBase}/good.tar.gz` }).end(); return; }
-    if (req.url === '/big-declared') { res.writeHead(200, { 'content-length': 5000 }).end(Buffer.alloc(5000)); return; }
-    if (req.url === '/big-chunked') { // no length given: the cap applies while streaming
+    if (req.url === '/redirect') {
+      res.writeHead(302, { location: '/good.tar.gz' }).end();
+      return;
+    }
+    if (req.url === '/redirect-away') {
+      res.writeHead(302, { location: `${tlsBase}/good.tar.gz` }).end();
+      return;
+    }
+    if (req.url === '/big-declared') {
+      res.writeHead(200, { 'content-length': 5000 }).end(Buffer.alloc(5000));
+      return;
+    }
+    if (req.url === '/big-chunked') {
+      // no length given: the cap applies while streaming
       res.writeHead(200);
       for (let i = 0; i < 5; i++) res.write(Buffer.alloc(1000));
       res.end();
       return;
     }
     const body = files.get(req.url ?? '');
-    if (!body) { res.writeHead(404).end('not found'); return; }
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body);
+    if (!body) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length })
+      .end(body);
   };
   server = http.createServer(serve('http'));
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   certs = makeTestCerts();
-  tlsServer = https.createServer({ cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey) }, serve('https'));
+  tlsServer = https.createServer(
+    { cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey) },
+    serve('https'),
+  );
   await new Promise<void>((r) => tlsServer.listen(tlsPort, '127.0.0.1', r));
 });
 
@@ -150,15 +211,24 @@ test('a good tar.gz asset is fetched, verified, unpacked and runs from the retur
   assert.equal(env.libraryPath, [path.join(dir, 'lib')]);
   assert.equal(env.includePath, [path.join(dir, 'include')]);
   assert.equal(env.env, { HELLO_ASSET_PATH: dir });
-  assert.ok(fs.existsSync(path.join(dir, 'd'.repeat(60), 'e'.repeat(60), 'f'.repeat(80) + '.txt')), 'GNU long name unpacked');
+  assert.ok(
+    fs.existsSync(path.join(dir, 'd'.repeat(60), 'e'.repeat(60), 'f'.repeat(80) + '.txt')),
+    'GNU long name unpacked',
+  );
   assert.equal(fs.readlinkSync(path.join(dir, 'bin', 'hello-link')), 'hello');
-  assert.equal(fs.statSync(path.join(dir, 'bin', 'hello-hard')).ino, fs.statSync(path.join(dir, 'bin', 'hello')).ino);
+  assert.equal(
+    fs.statSync(path.join(dir, 'bin', 'hello-hard')).ino,
+    fs.statSync(path.join(dir, 'bin', 'hello')).ino,
+  );
 
   const childEnv = applyAssetEnv({ PATH: '/usr/bin:/bin', LD_LIBRARY_PATH: '/opt/lib' }, env);
   assert.equal(childEnv.PATH, `${path.join(dir, 'bin')}:/usr/bin:/bin`);
   assert.equal(childEnv.LD_LIBRARY_PATH, `${path.join(dir, 'lib')}:/opt/lib`);
   assert.equal(childEnv.CPATH, path.join(dir, 'include'));
-  const run = spawnSync('sh', ['-c', 'hello world && hello-link x && echo "$HELLO_ASSET_PATH"'], { env: childEnv, encoding: 'utf8' });
+  const run = spawnSync('sh', ['-c', 'hello world && hello-link x && echo "$HELLO_ASSET_PATH"'], {
+    env: childEnv,
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout, `hello from asset world\nhello from asset x\n${dir}\n`);
   assert.equal(cacheEntries(cache), [a.sha512!], 'only the finished asset directory is left in the cache');
@@ -167,7 +237,10 @@ test('a good tar.gz asset is fetched, verified, unpacked and runs from the retur
 test('a plain (pax) tar is accepted', async () => {
   const cache = path.join(work, 'cache-pax');
   const env = await manager(cache).prepare([asset('pax', 'pax.tar')], entity);
-  const run = spawnSync('hello', [], { env: applyAssetEnv({ PATH: '/usr/bin:/bin' }, env), encoding: 'utf8' });
+  const run = spawnSync('hello', [], {
+    env: applyAssetEnv({ PATH: '/usr/bin:/bin' }, env),
+    encoding: 'utf8',
+  });
   assert.equal(run.stdout, 'pax\n');
   assert.ok(fs.existsSync(path.join(env.env.PAX_PATH!, 'p'.repeat(120), 'file')), 'pax long path unpacked');
 });
@@ -196,29 +269,55 @@ test('stale temp dirs of an interrupted run are removed and never used', async (
 
 test('headers are sent, and redirects are followed', async () => {
   const cache = path.join(work, 'cache-headers');
-  const a = { ...asset('hdr', 'good.tar.gz'), url: `${base}/redirect`, headers: { 'X-Asset-Token': 'abc123', Accept: 'application/gzip' } } as Asset;
+  const a = {
+    ...asset('hdr', 'good.tar.gz'),
+    url: `${base}/redirect`,
+    headers: { 'X-Asset-Token': 'abc123', Accept: 'application/gzip' },
+  } as Asset;
   await manager(cache).prepare([a], entity);
   const r = requests.filter((x) => x.path === '/redirect').at(-1)!;
   assert.equal(r.headers['x-asset-token'], 'abc123');
   assert.equal(r.headers.accept, 'application/gzip');
   assert.equal(requests.at(-1)!.path, '/good.tar.gz');
   assert.equal(requests.at(-1)!.headers['x-asset-token'], 'abc123', 'same-origin redirect keeps headers');
-  assert.not.ok(logLines.some((l) => l.includes('abc123')), 'header values are not logged');
+  assert.not.ok(
+    logLines.some((l) => l.includes('abc123')),
+    'header values are not logged',
+  );
 });
 
 test('HTTPS with trusted-ca-file; a cross-origin redirect does not carry the headers along', async () => {
   const good = { ...asset('tls', 'good.tar.gz'), url: `${tlsBase}/good.tar.gz` } as Asset;
-  await rejects(manager(path.join(work, 'cache-tls-untrusted')).prepare([good], entity), /fetching asset tls: .*(self-signed|unable to verify|certificate)/i);
-  const env = await manager(path.join(work, 'cache-tls'), { trustedCaFile: certs.ca }).prepare([good], entity);
+  await rejects(
+    manager(path.join(work, 'cache-tls-untrusted')).prepare([good], entity),
+    /fetching asset tls: .*(self-signed|unable to verify|certificate)/i,
+  );
+  const env = await manager(path.join(work, 'cache-tls'), { trustedCaFile: certs.ca }).prepare(
+    [good],
+    entity,
+  );
   assert.ok(fs.existsSync(path.join(env.path[0]!, 'hello')));
 
-  const away = { ...asset('away', 'good.tar.gz'), url: `${base}/redirect-away`, headers: { 'X-Asset-Token': 'secret-1' } } as Asset;
+  const away = {
+    ...asset('away', 'good.tar.gz'),
+    url: `${base}/redirect-away`,
+    headers: { 'X-Asset-Token': 'secret-1' },
+  } as Asset;
   await manager(path.join(work, 'cache-away'), { trustedCaFile: certs.ca }).prepare([away], entity);
-  assert.equal(requests.filter((r) => r.path === '/redirect-away').at(-1)!.headers['x-asset-token'], 'secret-1');
+  assert.equal(
+    requests.filter((r) => r.path === '/redirect-away').at(-1)!.headers['x-asset-token'],
+    'secret-1',
+  );
   const followed = requests.at(-1)!;
   assert.is(followed.path, 'tls:/good.tar.gz');
   assert.is(followed.headers['x-asset-token'], undefined);
-  await rejects(manager(path.join(work, 'cache-tls-badca'), { trustedCaFile: path.join(work, 'no-such-ca.pem') }).prepare([good], entity), /trusted-ca-file/);
+  await rejects(
+    manager(path.join(work, 'cache-tls-badca'), { trustedCaFile: path.join(work, 'no-such-ca.pem') }).prepare(
+      [good],
+      entity,
+    ),
+    /trusted-ca-file/,
+  );
 });
 
 test('downloads above the size cap are refused, declared or streamed', async () => {
@@ -226,7 +325,10 @@ test('downloads above the size cap are refused, declared or streamed', async () 
   const zero = sha(Buffer.alloc(5000));
   for (const p of ['/big-declared', '/big-chunked']) {
     const a = { metadata: { name: 'big' }, url: `${base}${p}`, sha512: zero } as Asset;
-    await rejects(manager(cache, { maxDownloadBytes: 1000 }).prepare([a], entity), /above the 1000 byte limit/);
+    await rejects(
+      manager(cache, { maxDownloadBytes: 1000 }).prepare([a], entity),
+      /above the 1000 byte limit/,
+    );
   }
   assert.equal(cacheEntries(cache), []);
 });
@@ -258,7 +360,11 @@ for (const [file, re] of [
     const cache = path.join(work, `cache-${file}`);
     await rejects(manager(cache).prepare([asset('bad', file)], entity), re);
     assert.equal(cacheEntries(cache), [], 'nothing is kept');
-    assert.not.ok(fs.existsSync(path.join(work, 'evil')) || fs.existsSync(path.join(work, 'absevil')) || fs.existsSync(path.join(cache, 'evil')));
+    assert.not.ok(
+      fs.existsSync(path.join(work, 'evil')) ||
+        fs.existsSync(path.join(work, 'absevil')) ||
+        fs.existsSync(path.join(cache, 'evil')),
+    );
   });
 }
 
@@ -279,10 +385,14 @@ test('the rate limit holds fetches back beyond the burst (all shared by one mana
   const m = manager(cache, { rateLimit: 0.5, burstLimit: 1 });
   const paths = ['/rate0.tar.gz', '/rate1.tar.gz', '/rate2.tar.gz'];
   const seen = () => requests.filter((r) => paths.includes(r.path)).map((r) => r.path);
-  const pending = new Set([0, 1, 2].map((i) => {
-    const p: Promise<unknown> = m.prepare([asset(`r${i}`, `rate${i}.tar.gz`)], entity).then(() => pending.delete(p));
-    return p;
-  }));
+  const pending = new Set(
+    [0, 1, 2].map((i) => {
+      const p: Promise<unknown> = m
+        .prepare([asset(`r${i}`, `rate${i}.tar.gz`)], entity)
+        .then(() => pending.delete(p));
+      return p;
+    }),
+  );
   // Whichever finishes first, the others have not been requested yet: one token per 2 s.
   for (let done = 1; done <= 3; done++) {
     await Promise.race(pending);
@@ -300,17 +410,35 @@ test('builds: the first build whose filters all match is used; top-level filters
     builds: [
       { url: `${base}/nope-windows.tar.gz`, sha512: sha(other), filters: ["entity.system.os == 'windows'"] },
       { url: `${base}/nope-error.tar.gz`, sha512: sha(other), filters: ['nosuch.thing == 1'] },
-      { url: `${base}/nope-escape.tar.gz`, sha512: sha(other), filters: ["entity.constructor.constructor('return process')().exit(7)"] },
+      {
+        url: `${base}/nope-escape.tar.gz`,
+        sha512: sha(other),
+        filters: ["entity.constructor.constructor('return process')().exit(7)"],
+      },
       { url: `${base}/nope-loop.tar.gz`, sha512: sha(other), filters: ['(() => { while (true) {} })()'] },
-      { url: `${base}/nope-mutate.tar.gz`, sha512: sha(other), filters: ["(entity.system.os = 'windows') && false"] },
-      { url: `${base}/good.tar.gz`, sha512: sha(good), filters: ["entity.system.os == 'linux'", "entity.system.arch == 'amd64'"] },
+      {
+        url: `${base}/nope-mutate.tar.gz`,
+        sha512: sha(other),
+        filters: ["(entity.system.os = 'windows') && false"],
+      },
+      {
+        url: `${base}/good.tar.gz`,
+        sha512: sha(good),
+        filters: ["entity.system.os == 'linux'", "entity.system.arch == 'amd64'"],
+      },
       { url: `${base}/other.tar.gz`, sha512: sha(other), filters: [] },
     ],
   } as Asset;
   const env = await manager(cache).prepare([a], entity);
   assert.equal(env.env.MULTI_PATH, path.join(cache, 'assets', sha(good)));
-  assert.not.ok(requests.some((r) => r.path.startsWith('/nope-')), 'no other build was fetched');
-  assert.ok(logLines.some((l) => l.includes('asset filter failed') && l.includes('nosuch')), 'expression error logged');
+  assert.not.ok(
+    requests.some((r) => r.path.startsWith('/nope-')),
+    'no other build was fetched',
+  );
+  assert.ok(
+    logLines.some((l) => l.includes('asset filter failed') && l.includes('nosuch')),
+    'expression error logged',
+  );
 
   const skipped = { ...asset('skip', 'other.tar.gz'), filters: ["entity.system.os == 'darwin'"] } as Asset;
   const kept = { ...asset('keep', 'other.tar.gz'), filters: ["entity.metadata.name == 'box'"] } as Asset;
@@ -322,7 +450,10 @@ test('builds: the first build whose filters all match is used; top-level filters
 test('disabled assets: any asset requested fails with a message saying so; none requested is fine', async () => {
   const cache = path.join(work, 'cache-disabled');
   const m = manager(cache, { disabled: true });
-  await rejects(m.prepare([asset('hello-asset', 'good.tar.gz')], entity), /assets are disabled on this agent.*hello-asset/);
+  await rejects(
+    m.prepare([asset('hello-asset', 'good.tar.gz')], entity),
+    /assets are disabled on this agent.*hello-asset/,
+  );
   assert.equal(await m.prepare([], entity), { env: {}, path: [], libraryPath: [], includePath: [] });
   assert.not.ok(fs.existsSync(cache));
 });

@@ -24,7 +24,10 @@ const RECORDS = 'monitor_test_ledgers';
 const SIDE = 'monitor_test_lines';
 const SHARDS = 16;
 
-interface Ledger { lines: string[]; fired?: number }
+interface Ledger {
+  lines: string[];
+  fired?: number;
+}
 /** Each line is a side record holding how many times `add` was applied to it. */
 const ledger: ActorBehavior<Ledger> = {
   kind: 'ledger',
@@ -38,7 +41,8 @@ const ledger: ActorBehavior<Ledger> = {
         const n = ((await t.read<number>(SIDE, key)) ?? 0) + 1;
         t.write(SIDE, key, n);
         // Tracking a new line changes the record too: a turn of two writes.
-        if (b.track && !(t.state?.lines ?? []).includes(b.line)) t.state = { lines: [...(t.state?.lines ?? []), b.line] };
+        if (b.track && !(t.state?.lines ?? []).includes(b.line))
+          t.state = { lines: [...(t.state?.lines ?? []), b.line] };
         return { n };
       }
       case 'drop': {
@@ -54,8 +58,10 @@ const ledger: ActorBehavior<Ledger> = {
         t.state = { lines: t.state?.lines ?? [], fired: t.state?.fired ?? 0 };
         return { armed: true };
       }
-      case 'get': return t.state ?? null;
-      default: throw new ActorError('invalid', `no ${type}`);
+      case 'get':
+        return t.state ?? null;
+      default:
+        throw new ActorError('invalid', `no ${type}`);
     }
   },
   async fire(t) {
@@ -77,9 +83,23 @@ type Node = RuntimeNode;
 const nodes: Node[] = [];
 
 async function startNode(name: string): Promise<Node> {
-  const node = await startRuntimeNode({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, buckets: [RECORDS, SIDE], behaviors: [ledger], shardCount: SHARDS, log });
+  const node = await startRuntimeNode({
+    name,
+    etcdUrl: etcdSvc.url,
+    natsUrl: natsSvc.url,
+    buckets: [RECORDS, SIDE],
+    behaviors: [ledger],
+    shardCount: SHARDS,
+    log,
+  });
   nodes.push(node);
-  await waitFor(async () => nodes.filter((n) => !n.stopped).reduce((s, n) => s + n.host.ownedCount, 0) === SHARDS ? true : undefined, { timeoutMs: 20000, what: 'every shard owned' });
+  await waitFor(
+    async () =>
+      nodes.filter((n) => !n.stopped).reduce((s, n) => s + n.host.ownedCount, 0) === SHARDS
+        ? true
+        : undefined,
+    { timeoutMs: 20000, what: 'every shard owned' },
+  );
   return node;
 }
 
@@ -88,16 +108,22 @@ const stopNode = stopRuntimeNode;
 /** Detaches (or re-attaches) a KV bucket's subjects from its stream. */
 async function setAttached(bucket: string, attached: boolean): Promise<void> {
   const info = await jsm.streams.info(`KV_${bucket}`);
-  await jsm.streams.update(`KV_${bucket}`, { ...info.config, subjects: [attached ? `$KV.${bucket}.>` : `detached.${bucket}.>`] });
+  await jsm.streams.update(`KV_${bucket}`, {
+    ...info.config,
+    subjects: [attached ? `$KV.${bucket}.>` : `detached.${bucket}.>`],
+  });
 }
 
 const line = async (id: string, l: string) => {
   const e = await sideStore.getLatest(`${id}.${l}`);
-  return e && !e.deleted ? JSON.parse(Buffer.from(e.value).toString()) as number : undefined;
+  return e && !e.deleted ? (JSON.parse(Buffer.from(e.value).toString()) as number) : undefined;
 };
 
 const askOnce = (id: string, type: string, body: unknown, msgId: string) =>
-  actors.ask('ledger', id, type, body, { msgId, deadlineMs: 1500 }).then((v) => ({ ok: true as const, v }), (e: ActorError) => ({ ok: false as const, e }));
+  actors.ask('ledger', id, type, body, { msgId, deadlineMs: 1500 }).then(
+    (v) => ({ ok: true as const, v }),
+    (e: ActorError) => ({ ok: false as const, e }),
+  );
 
 test.before(async () => {
   [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
@@ -135,7 +161,9 @@ test('a turn whose record write fails changes nothing; its retry is applied once
   assert.not.ok(failed.ok);
   assert.is(await line('l2', 'y'), undefined, 'the side write waits for the record, which decides the turn');
   await setAttached(RECORDS, true);
-  assert.equal(await actors.ask('ledger', 'l2', 'add', { line: 'y', track: true }, { msgId: 'm-l2-1' }), { n: 1 });
+  assert.equal(await actors.ask('ledger', 'l2', 'add', { line: 'y', track: true }, { msgId: 'm-l2-1' }), {
+    n: 1,
+  });
   assert.is(await line('l2', 'y'), 1);
 });
 
@@ -146,11 +174,18 @@ test('a retry of a turn whose only write was a side record is recognised from th
   // A new node takes the actor with a cold cache: only the side record knows m-l3-1 was applied.
   await startNode('node-b');
   await stopNode(nodes[0]!);
-  await waitFor(async () => nodes[1]!.host.ownedCount === SHARDS ? true : undefined, { timeoutMs: 20000, what: 'node-b to own every shard' });
+  await waitFor(async () => (nodes[1]!.host.ownedCount === SHARDS ? true : undefined), {
+    timeoutMs: 20000,
+    what: 'node-b to own every shard',
+  });
   const again = await actors.ask('ledger', 'l3', 'add', { line: 'z' }, { msgId: 'm-l3-1' });
   assert.equal(again, first, 'answered what the first attempt was');
   assert.is(await line('l3', 'z'), 2, 'not applied twice');
-  assert.equal(await actors.ask('ledger', 'l3', 'add', { line: 'z' }, { msgId: 'm-l3-2' }), { n: 3 }, 'a new message is applied');
+  assert.equal(
+    await actors.ask('ledger', 'l3', 'add', { line: 'z' }, { msgId: 'm-l3-2' }),
+    { n: 3 },
+    'a new message is applied',
+  );
 });
 
 test('an intent left half done by a node that stopped is finished by the next owner before any message', async () => {
@@ -162,10 +197,18 @@ test('an intent left half done by a node that stopped is finished by the next ow
   await startNode('node-c');
   await stopNode(owner);
   await setAttached(SIDE, true);
-  await waitFor(async () => nodes.filter((n) => !n.stopped).reduce((s, n) => s + n.host.ownedCount, 0) === SHARDS ? true : undefined, { timeoutMs: 20000, what: 'every shard owned again' });
+  await waitFor(
+    async () =>
+      nodes.filter((n) => !n.stopped).reduce((s, n) => s + n.host.ownedCount, 0) === SHARDS
+        ? true
+        : undefined,
+    { timeoutMs: 20000, what: 'every shard owned again' },
+  );
   // Another message about the same line sees the first one applied, then the retry is a duplicate.
   assert.equal(await actors.ask('ledger', 'l4', 'add', { line: 'w' }, { msgId: 'm-l4-2' }), { n: 2 });
-  assert.equal(await actors.ask('ledger', 'l4', 'add', { line: 'w', track: true }, { msgId: 'm-l4-1' }), { n: 1 });
+  assert.equal(await actors.ask('ledger', 'l4', 'add', { line: 'w', track: true }, { msgId: 'm-l4-1' }), {
+    n: 1,
+  });
   assert.is(await line('l4', 'w'), 2);
 });
 
@@ -178,11 +221,14 @@ test('a deadline of a turn decided while its side write failed fires once the st
   // Nobody retries or asks (the record is read from KV directly): the owner finishes the turn by
   // itself and arms its deadline.
   const key = actorRecordKey(shardOf('ledger', 'l7', SHARDS), ['l7']);
-  const st = await waitFor(async () => {
-    const e = await recordStore.getLatest(key);
-    const s = e ? (JSON.parse(Buffer.from(e.value).toString()) as { state?: Ledger }).state : undefined;
-    return s && (s.fired ?? 0) > 0 ? s : undefined;
-  }, { timeoutMs: 15000, what: 'the deadline to fire' });
+  const st = await waitFor(
+    async () => {
+      const e = await recordStore.getLatest(key);
+      const s = e ? (JSON.parse(Buffer.from(e.value).toString()) as { state?: Ledger }).state : undefined;
+      return s && (s.fired ?? 0) > 0 ? s : undefined;
+    },
+    { timeoutMs: 15000, what: 'the deadline to fire' },
+  );
   assert.is(st.fired, 1);
   assert.is(await line('l7', 'armed'), 1);
 });
@@ -207,8 +253,16 @@ test('an intent whose side record another writer changed is forgotten, so its me
   const r1 = await sideStore.put(sideKey, Buffer.from('5'), 0);
   await sideStore.put(sideKey, Buffer.from('6'), r1);
   const key = actorRecordKey(shardOf('ledger', id, SHARDS), [id]);
-  await recordStore.put(key, encodeActorRecord(id, '{"lines":["q"]}', {}, [['m-l6-1', { n: 6 }]], { writes: [{ bucket: SIDE, key: sideKey, prev: r1, ids: ['m-l6-1'], json: '6' }] }), 0);
-  assert.equal(await actors.ask('ledger', id, 'add', { line: 'q', track: true }, { msgId: 'm-l6-1' }), { n: 7 });
+  await recordStore.put(
+    key,
+    encodeActorRecord(id, '{"lines":["q"]}', {}, [['m-l6-1', { n: 6 }]], {
+      writes: [{ bucket: SIDE, key: sideKey, prev: r1, ids: ['m-l6-1'], json: '6' }],
+    }),
+    0,
+  );
+  assert.equal(await actors.ask('ledger', id, 'add', { line: 'q', track: true }, { msgId: 'm-l6-1' }), {
+    n: 7,
+  });
   assert.is(await line(id, 'q'), 7);
 });
 

@@ -8,8 +8,12 @@ import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import { connect, type KV, type NatsConnection } from 'nats';
 import {
-  loud, startEtcdCluster, startNatsCluster, waitFor,
-  type EtcdCluster, type NatsCluster,
+  loud,
+  startEtcdCluster,
+  startNatsCluster,
+  waitFor,
+  type EtcdCluster,
+  type NatsCluster,
 } from '../harness/index.ts';
 
 const BUCKET = 'harness_selftest';
@@ -22,14 +26,24 @@ const etcdClients: Etcd3[] = [];
 
 /** A client that fails over quickly, as the backend's does (docs/architecture.md#connections-to-etcd-and-nats). */
 async function natsClient(servers: string[]): Promise<NatsConnection> {
-  const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, pingInterval: 2000 });
+  const nc = await connect({
+    servers,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    timeout: 2000,
+    pingInterval: 2000,
+  });
   conns.push(nc);
   return nc;
 }
 
 /** A client with a 2 s deadline per call, so a dead member costs one retry, not a hang. */
 function etcdClient(hosts: string[]): Etcd3 {
-  const c = new Etcd3({ hosts, dialTimeout: 2000, defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }) });
+  const c = new Etcd3({
+    hosts,
+    dialTimeout: 2000,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + 2000 }),
+  });
   etcdClients.push(c);
   return c;
 }
@@ -40,14 +54,19 @@ function etcdClient(hosts: string[]): Etcd3 {
  */
 async function kvOf(nc: NatsConnection): Promise<KV> {
   for (let attempt = 1; ; attempt++) {
-    try { return await nc.jetstream({ timeout: 10_000 }).views.kv(BUCKET, { replicas: 3 }); }
-    catch (err) { if (attempt >= 4) throw err; }
+    try {
+      return await nc.jetstream({ timeout: 10_000 }).views.kv(BUCKET, { replicas: 3 });
+    } catch (err) {
+      if (attempt >= 4) throw err;
+    }
   }
 }
 
-test.before(loud(async () => {
-  [nats, etcd] = await Promise.all([startNatsCluster({ size: 3 }), startEtcdCluster({ size: 3 })]);
-}));
+test.before(
+  loud(async () => {
+    [nats, etcd] = await Promise.all([startNatsCluster({ size: 3 }), startEtcdCluster({ size: 3 })]);
+  }),
+);
 
 test.after(async () => {
   for (const nc of conns) await nc.close().catch(() => {});
@@ -68,13 +87,21 @@ test('nats cluster: three nodes, one meta leader, a replicas-3 KV bucket written
   for (const [i, kv] of kvs.entries()) await kv.put(`via-${i}`, `node ${i}`);
   for (const [i] of kvs.entries()) {
     const reader = kvs[(i + 1) % kvs.length]!;
-    assert.is((await reader.get(`via-${i}`))?.string(), `node ${i}`, `written through node ${i}, read through another`);
+    assert.is(
+      (await reader.get(`via-${i}`))?.string(),
+      `node ${i}`,
+      `written through node ${i}, read through another`,
+    );
   }
   const jsm = await conns[0]!.jetstreamManager();
   const info = await jsm.streams.info(STREAM);
   assert.is(info.config.num_replicas, 3);
   assert.is(info.cluster?.replicas?.length, 2, 'a leader and two replicas');
-  assert.is(await nats!.streamLeader(STREAM), info.cluster?.leader, 'streamLeader agrees with the stream info');
+  assert.is(
+    await nats!.streamLeader(STREAM),
+    info.cluster?.leader,
+    'streamLeader agrees with the stream info',
+  );
 });
 
 let killedNats = '';
@@ -89,8 +116,20 @@ test('nats cluster: after SIGKILL of the stream leader, writes succeed again onc
   await node.kill();
   assert.not.ok(node.running);
   let n = 0;
-  await waitFor(async () => { await kv.put('after-kill', String(++n)); return true; }, { timeoutMs: 30_000, intervalMs: 250, what: 'a write after the leader died' });
-  const fresh = await waitFor(async () => { const l = await nats!.streamLeader(STREAM); return l && l !== leader ? l : undefined; }, { timeoutMs: 10_000, what: 'a new stream leader' });
+  await waitFor(
+    async () => {
+      await kv.put('after-kill', String(++n));
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: 'a write after the leader died' },
+  );
+  const fresh = await waitFor(
+    async () => {
+      const l = await nats!.streamLeader(STREAM);
+      return l && l !== leader ? l : undefined;
+    },
+    { timeoutMs: 10_000, what: 'a new stream leader' },
+  );
   assert.is.not(fresh, leader);
   assert.is((await kv.get('after-kill'))?.string(), String(n));
 });
@@ -102,14 +141,20 @@ test('nats cluster: the killed node restarts on its ports and store, rejoins, an
   await nats!.waitHealthy();
   // Its replica is current again (it holds the write made while it was down).
   const jsm = await conns[0]!.jetstreamManager();
-  await waitFor(async () => {
-    const c = (await jsm.streams.info(STREAM)).cluster;
-    if (c?.leader === killedNats) return true;
-    return c?.replicas?.some((r) => r.name === killedNats && r.current) ? true : undefined;
-  }, { timeoutMs: 20_000, what: `${killedNats} to be a current replica of ${STREAM}` });
+  await waitFor(
+    async () => {
+      const c = (await jsm.streams.info(STREAM)).cluster;
+      if (c?.leader === killedNats) return true;
+      return c?.replicas?.some((r) => r.name === killedNats && r.current) ? true : undefined;
+    },
+    { timeoutMs: 20_000, what: `${killedNats} to be a current replica of ${STREAM}` },
+  );
   // And it serves clients: one connected to it alone writes and reads.
   const kv = await kvOf(await natsClient([node.url]));
-  assert.ok((await kv.get('after-kill'))?.string(), 'the write made while it was down is readable through it');
+  assert.ok(
+    (await kv.get('after-kill'))?.string(),
+    'the write made while it was down is readable through it',
+  );
   await kv.put('after-restart', 'yes');
   assert.is((await kv.get('after-restart'))?.string(), 'yes');
 });
@@ -139,7 +184,13 @@ test('etcd cluster: after SIGKILL of the leader, puts through the remaining memb
   assert.not.ok(leader!.running);
   const rest = etcd!.members.filter((m) => m !== leader).map((m) => m.url);
   const c = etcdClient(rest);
-  await waitFor(async () => { await c.put('/harness/after-kill').value('1'); return true; }, { timeoutMs: 15_000, intervalMs: 200, what: 'a put after the leader died' });
+  await waitFor(
+    async () => {
+      await c.put('/harness/after-kill').value('1');
+      return true;
+    },
+    { timeoutMs: 15_000, intervalMs: 200, what: 'a put after the leader died' },
+  );
   assert.is(await c.get('/harness/after-kill').string(), '1');
   const fresh = await etcd!.leader();
   assert.ok(fresh && fresh !== leader, `a new leader (${fresh?.name})`);
@@ -151,9 +202,19 @@ test('etcd cluster: the killed member restarts with its data dir, rejoins and se
   assert.ok(await m.healthy());
   await etcd!.waitHealthy();
   const c = etcdClient([m.url]);
-  assert.is(await waitFor(() => c.get('/harness/after-kill').string(), { timeoutMs: 10_000, what: 'the key written while it was down' }), '1');
+  assert.is(
+    await waitFor(() => c.get('/harness/after-kill').string(), {
+      timeoutMs: 10_000,
+      what: 'the key written while it was down',
+    }),
+    '1',
+  );
   await c.put('/harness/after-restart').value('yes');
-  assert.is((await c.cluster.memberList({})).members.length, 3, 'still three members (it rejoined, it did not join anew)');
+  assert.is(
+    (await c.cluster.memberList({})).members.length,
+    3,
+    'still three members (it rejoined, it did not join anew)',
+  );
 });
 
 test.run();

@@ -15,8 +15,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger, type Logger } from '../../lib/log.ts';
 import {
-  checkPortsFree, claimStateDir, hostPortOfUrl, parseHostPort, PortInUseError, resolveBinary,
-  startEmbeddedEtcd, startEmbeddedNats, Supervisor, type EmbeddedService,
+  checkPortsFree,
+  claimStateDir,
+  hostPortOfUrl,
+  parseHostPort,
+  PortInUseError,
+  resolveBinary,
+  startEmbeddedEtcd,
+  startEmbeddedNats,
+  Supervisor,
+  type EmbeddedService,
 } from '../../lib/embedded/index.ts';
 import { natsGreets } from '../../lib/embedded/nats.ts';
 import { isAlive } from '../../lib/embedded/proc.ts';
@@ -33,7 +41,9 @@ const servers: Server[] = [];
 const logLines: string[] = [];
 
 function quietLog(): Logger {
-  return createLogger('warn', { test: 'embedded' }, (line) => { logLines.push(line); });
+  return createLogger('warn', { test: 'embedded' }, (line) => {
+    logLines.push(line);
+  });
 }
 
 function tempDir(): string {
@@ -57,7 +67,11 @@ async function occupy(port: number): Promise<Server> {
   return s;
 }
 
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitFor(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -73,7 +87,9 @@ function guardiansOf(pid: number): number[] {
     try {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
       if (cmd.includes(`kill -TERM ${pid} `) && isAlive(Number(entry))) found.push(Number(entry));
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return found;
 }
@@ -87,7 +103,13 @@ function spawnSleeper(marker: string): ChildProcess {
 test.after(async () => {
   for (const s of services) await s.stop().catch(() => {});
   for (const s of supervisors) await s.stop().catch(() => {});
-  for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   for (const s of servers) s.close();
   for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
 });
@@ -115,8 +137,11 @@ test('etcd starts, answers /health and serves a client; stop() leaves no process
   const stateDir = tempDir();
   const [client, peer] = [await freePort(), await freePort()];
   const etcd = await startEmbeddedEtcd({
-    stateDir, node: 'test-node', log: quietLog(),
-    listenClientUrls: [`http://0.0.0.0:${client}`], listenPeerUrls: [`http://127.0.0.1:${peer}`],
+    stateDir,
+    node: 'test-node',
+    log: quietLog(),
+    listenClientUrls: [`http://0.0.0.0:${client}`],
+    listenPeerUrls: [`http://127.0.0.1:${peer}`],
   });
   services.push(etcd);
   const pid = etcd.pid;
@@ -144,7 +169,12 @@ test('etcd starts, answers /health and serves a client; stop() leaves no process
 test('nats-server starts with JetStream and accepts a nats client; stop() leaves no process', async () => {
   const stateDir = tempDir();
   const port = await freePort();
-  const nats = await startEmbeddedNats({ stateDir, node: 'test-node', listen: `0.0.0.0:${port}`, log: quietLog() });
+  const nats = await startEmbeddedNats({
+    stateDir,
+    node: 'test-node',
+    listen: `0.0.0.0:${port}`,
+    log: quietLog(),
+  });
   services.push(nats);
   const pid = nats.pid;
   assert.ok(pid !== undefined);
@@ -157,7 +187,11 @@ test('nats-server starts with JetStream and accepts a nats client; stop() leaves
   } finally {
     await nc.close();
   }
-  assert.ok(readFileSync(join(stateDir, 'nats', 'nats.conf'), 'utf8').includes(`store_dir: "${join(stateDir, 'nats')}"`));
+  assert.ok(
+    readFileSync(join(stateDir, 'nats', 'nats.conf'), 'utf8').includes(
+      `store_dir: "${join(stateDir, 'nats')}"`,
+    ),
+  );
   await nats.stop();
   assert.not.ok(isAlive(pid!), 'nats-server still running after stop()');
   assert.equal(guardiansOf(pid!), []);
@@ -168,20 +202,37 @@ test('a port in use gives a one-line error naming the flag', async () => {
   const busy = await freePort();
   await occupy(busy);
   const stateDir = tempDir();
-  const natsErr = await startEmbeddedNats({ stateDir, node: 'n', listen: `127.0.0.1:${busy}`, log: quietLog() }).then(() => undefined, (e: Error) => e);
+  const natsErr = await startEmbeddedNats({
+    stateDir,
+    node: 'n',
+    listen: `127.0.0.1:${busy}`,
+    log: quietLog(),
+  }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   assert.instance(natsErr, PortInUseError);
   assert.is(natsErr?.message, `port ${busy} on 127.0.0.1 is already in use; change --nats-listen`);
 
   const client = await freePort();
   const etcdErr = await startEmbeddedEtcd({
-    stateDir, node: 'n', log: quietLog(),
-    listenClientUrls: [`http://127.0.0.1:${client}`], listenPeerUrls: [`http://127.0.0.1:${busy}`],
-  }).then(() => undefined, (e: Error) => e);
+    stateDir,
+    node: 'n',
+    log: quietLog(),
+    listenClientUrls: [`http://127.0.0.1:${client}`],
+    listenPeerUrls: [`http://127.0.0.1:${busy}`],
+  }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   assert.instance(etcdErr, PortInUseError);
   assert.is(etcdErr?.message, `port ${busy} on 127.0.0.1 is already in use; change --etcd-listen-peer-urls`);
 
   // A wildcard listen address clashes with a loopback listener too.
-  const wildcardErr = await checkPortsFree([{ host: '[::]', port: busy, flag: 'api-port' }]).then(() => undefined, (e: Error) => e);
+  const wildcardErr = await checkPortsFree([{ host: '[::]', port: busy, flag: 'api-port' }]).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   assert.is(wildcardErr?.message, `port ${busy} on :: is already in use; change --api-port`);
   assert.not.ok(existsSync(join(stateDir, 'etcd')), 'etcd must not be spawned when a port is taken');
 });
@@ -208,14 +259,25 @@ test('a child killed with SIGKILL is restarted', async () => {
 test('a child that keeps dying is given up and reported through onFatal', async () => {
   const dir = tempDir();
   const sup = new Supervisor({
-    name: 'crasher', command: 'sh', args: ['-c', 'echo starting; sleep 0.1; echo "boom: disk on fire" >&2; exit 3'],
-    pidFile: join(dir, 'crasher.pid'), ready: async () => true, readyTimeoutMs: 2_000, log: quietLog(),
-    matchCmdline: ['crasher-never-matches'], backoffMs: 20,
+    name: 'crasher',
+    command: 'sh',
+    args: ['-c', 'echo starting; sleep 0.1; echo "boom: disk on fire" >&2; exit 3'],
+    pidFile: join(dir, 'crasher.pid'),
+    ready: async () => true,
+    readyTimeoutMs: 2_000,
+    log: quietLog(),
+    matchCmdline: ['crasher-never-matches'],
+    backoffMs: 20,
   });
   supervisors.push(sup);
   const fatal = new Promise<Error>((resolve) => sup.onFatal(resolve));
   await sup.start();
-  const err = await Promise.race([fatal, sleep(10_000, undefined, { ref: false }).then(() => { throw new Error('onFatal was not called'); })]);
+  const err = await Promise.race([
+    fatal,
+    sleep(10_000, undefined, { ref: false }).then(() => {
+      throw new Error('onFatal was not called');
+    }),
+  ]);
   assert.match(err.message, /^embedded crasher exited 6 times within 60 s/);
   assert.match(err.message, /boom: disk on fire/);
   assert.not.match(err.message, /\n/);
@@ -228,12 +290,17 @@ test('the guardian kills the child when the supervising process is SIGKILLed', a
   const dir = tempDir();
   const marker = `1000.${process.pid}1`;
   const pidFile = join(dir, 'sleep.pid');
-  const host = spawn(process.execPath, ['--import', 'tsx', FIXTURE, pidFile, marker], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const host = spawn(process.execPath, ['--import', 'tsx', FIXTURE, pidFile, marker], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const lines = createInterface({ input: host.stdout! });
     const first = await Promise.race([
       new Promise<string>((resolve) => lines.once('line', resolve)),
-      sleep(15_000, undefined, { ref: false }).then(() => { throw new Error('fixture did not report its child'); }),
+      sleep(15_000, undefined, { ref: false }).then(() => {
+        throw new Error('fixture did not report its child');
+      }),
     ]);
     const { pid } = JSON.parse(first) as { pid: number };
     pids.push(pid);
@@ -253,11 +320,24 @@ test('start() kills a stale child named by the pid file, and only a matching one
   const marker = `1000.${process.pid}2`;
   const stale = spawnSleeper(marker);
   const unrelated = spawnSleeper(`1000.${process.pid}3`);
-  await waitFor('the sleepers to exec', () => readFileSync(`/proc/${stale.pid}/cmdline`, 'utf8').includes(marker), 2_000);
+  await waitFor(
+    'the sleepers to exec',
+    () => readFileSync(`/proc/${stale.pid}/cmdline`, 'utf8').includes(marker),
+    2_000,
+  );
 
   // The pid file names a live process whose command line does not match: left alone.
   writeFileSync(pidFile, `${unrelated.pid}\n`);
-  const opts = { name: 'sleep', command: 'sleep', args: [marker], pidFile, ready: async () => true, readyTimeoutMs: 2_000, log: quietLog(), matchCmdline: ['sleep', marker] };
+  const opts = {
+    name: 'sleep',
+    command: 'sleep',
+    args: [marker],
+    pidFile,
+    ready: async () => true,
+    readyTimeoutMs: 2_000,
+    log: quietLog(),
+    matchCmdline: ['sleep', marker],
+  };
   const a = new Supervisor(opts);
   supervisors.push(a);
   await a.start();
@@ -285,12 +365,23 @@ test('claimStateDir refuses a state dir held by another live backend', async () 
   const other = spawn('sh', ['-c', 'sleep 1000; :', 'monitor-backend'], { detached: true, stdio: 'ignore' });
   pids.push(other.pid!);
   try {
-    await waitFor('the fake backend to start', () => (readFileSync(`/proc/${other.pid}/cmdline`, 'utf8').includes('monitor-backend')), 2_000);
+    await waitFor(
+      'the fake backend to start',
+      () => readFileSync(`/proc/${other.pid}/cmdline`, 'utf8').includes('monitor-backend'),
+      2_000,
+    );
     writeFileSync(join(dir, 'backend.pid'), `${other.pid}\n`);
-    const err = await claimStateDir(dir, quietLog()).then(() => undefined, (e: Error) => e);
+    const err = await claimStateDir(dir, quietLog()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     assert.is(err?.message, `another monitor-backend (pid ${other.pid}) is using state dir ${dir}`);
   } finally {
-    try { process.kill(-other.pid!, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-other.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   // A dead backend's pid file is taken over.
   await waitFor('the fake backend to die', () => !isAlive(other.pid!), 2_000);

@@ -161,7 +161,11 @@ test('Proc.start throws for a missing executable', () => {
 
 test('waitFor returns the first truthy value', async () => {
   let n = 0;
-  const v = await waitFor(async () => (++n >= 3 ? { n } : undefined), { timeoutMs: 2000, intervalMs: 10, what: 'n>=3' });
+  const v = await waitFor(async () => (++n >= 3 ? { n } : undefined), {
+    timeoutMs: 2000,
+    intervalMs: 10,
+    what: 'n>=3',
+  });
   assert.equal(v, { n: 3 });
   assert.is(await waitFor(() => 0, { timeoutMs: 100, what: 'zero' }), 0, '0 is a value, not "not yet"');
 });
@@ -188,7 +192,10 @@ test('waitFor times out with a clear message', async () => {
     await waitFor(async () => false, { timeoutMs: 100, intervalMs: 20, what: 'false to turn true' });
     assert.unreachable('should have timed out');
   } catch (err) {
-    assert.match((err as Error).message, /timed out after 100ms waiting for false to turn true; last value: false/);
+    assert.match(
+      (err as Error).message,
+      /timed out after 100ms waiting for false to turn true; last value: false/,
+    );
   }
 
   // an attempt that hangs does not hold up the timeout

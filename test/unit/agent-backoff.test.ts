@@ -51,11 +51,17 @@ test('invalid settings are refused', () => {
 test('backend selector: shuffled once, then round robin', () => {
   const urls = ['ws://a:8081', 'ws://b:8081', 'ws://c:8081'];
   const keep = new BackendSelector(urls, () => 0.999);
-  assert.equal([1, 2, 3, 4, 5].map(() => keep.next()), ['ws://a:8081', 'ws://b:8081', 'ws://c:8081', 'ws://a:8081', 'ws://b:8081']);
+  assert.equal(
+    [1, 2, 3, 4, 5].map(() => keep.next()),
+    ['ws://a:8081', 'ws://b:8081', 'ws://c:8081', 'ws://a:8081', 'ws://b:8081'],
+  );
   const shuffled = new BackendSelector(urls, () => 0);
   const round1 = [1, 2, 3].map(() => shuffled.next());
   assert.equal([...round1].sort(), urls);
-  assert.equal([1, 2, 3].map(() => shuffled.next()), round1);
+  assert.equal(
+    [1, 2, 3].map(() => shuffled.next()),
+    round1,
+  );
   assert.throws(() => new BackendSelector([]), /no backend URL/);
 });
 

@@ -11,7 +11,11 @@ import { freePort } from '../harness/ports.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cloud-'));
 const servers: Server[] = [];
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 const NONE = join(dir, 'absent');
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
@@ -26,17 +30,30 @@ let notFound: string;
 let silent: string;
 
 test.before(async () => {
-  notFound = await serve((_q, res) => { res.statusCode = 404; res.end(); });
+  notFound = await serve((_q, res) => {
+    res.statusCode = 404;
+    res.end();
+  });
   // Accepts and never answers, like a link-local address that routes nowhere useful.
   silent = await serve(() => {});
 });
 
 test.after(async () => {
-  for (const s of servers) { s.closeAllConnections(); await new Promise((r) => s.close(r)); }
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
-const base = (): CloudProbeOptions => ({ timeoutMs: 300, awsUrl: notFound, gcpUrl: notFound, azureUrl: notFound, productNameFile: NONE, sysVendorFile: NONE });
+const base = (): CloudProbeOptions => ({
+  timeoutMs: 300,
+  awsUrl: notFound,
+  gcpUrl: notFound,
+  azureUrl: notFound,
+  productNameFile: NONE,
+  sysVendorFile: NONE,
+});
 
 test('DMI strings', () => {
   assert.is(providerFromDmi('c5.large', 'Amazon EC2'), 'aws');
@@ -54,26 +71,40 @@ test('no cloud: "" from 404s, and silent endpoints give up at the timeout', asyn
 test('AWS: the metadata service answers, or asks for an IMDSv2 token; or DMI says so', async () => {
   const ok = await serve((_q, res) => res.end('ami-id\nhostname\n'));
   assert.is(await detectCloudProvider({ ...base(), awsUrl: ok }), 'aws');
-  const v2 = await serve((_q, res) => { res.statusCode = 401; res.end(); });
+  const v2 = await serve((_q, res) => {
+    res.statusCode = 401;
+    res.end();
+  });
   assert.is(await detectCloudProvider({ ...base(), awsUrl: v2 }), 'aws');
   assert.is(await detectCloudProvider({ ...base(), sysVendorFile: file('vendor', 'Amazon EC2\n') }), 'aws');
 });
 
 test('GCP: only with the Metadata-Flavor header both ways', async () => {
   const gcp = await serve((q, res) => {
-    if (q.headers['metadata-flavor'] !== 'Google') { res.statusCode = 403; res.end(); return; }
+    if (q.headers['metadata-flavor'] !== 'Google') {
+      res.statusCode = 403;
+      res.end();
+      return;
+    }
     res.setHeader('Metadata-Flavor', 'Google');
     res.end('instance/\n');
   });
   assert.is(await detectCloudProvider({ ...base(), gcpUrl: gcp }), 'gcp');
   const impostor = await serve((_q, res) => res.end('hello'));
   assert.is(await detectCloudProvider({ ...base(), gcpUrl: impostor }), '');
-  assert.is(await detectCloudProvider({ ...base(), productNameFile: file('product', 'Google Compute Engine\n') }), 'gcp');
+  assert.is(
+    await detectCloudProvider({ ...base(), productNameFile: file('product', 'Google Compute Engine\n') }),
+    'gcp',
+  );
 });
 
 test('Azure: instance metadata with the Metadata header wins over the shared AWS address', async () => {
   const azure = await serve((q, res) => {
-    if (q.headers.metadata !== 'true') { res.statusCode = 400; res.end(); return; }
+    if (q.headers.metadata !== 'true') {
+      res.statusCode = 400;
+      res.end();
+      return;
+    }
     res.setHeader('Content-Type', 'application/json');
     res.end('{"compute":{"azEnvironment":"AzurePublicCloud"}}');
   });

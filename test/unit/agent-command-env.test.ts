@@ -6,7 +6,11 @@ import * as assert from 'uvu/assert';
 import { COMMAND_ENV_FILES, baseCommandEnv, parseEnvFile } from '../../agent/command-env.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'command-env-'));
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -15,24 +19,33 @@ test('default files are the Debian and RHEL ones', () => {
 });
 
 test('parses KEY=VALUE, export, comments, quotes', () => {
-  const r = parseEnvFile([
-    '# a comment',
-    '',
-    'PLAIN=value',
-    'export EXPORTED=yes',
-    "SINGLE='it is $HOME \\n literal'",
-    'DOUBLE="with \\"quotes\\" and\\nnewline"',
-    'TRAILING=word # comment',
-    'SPACED = around ',
-    'EMPTY=',
-    '  INDENTED=1',
-    'URL=http://h/#frag',
-    'not a variable line',
-    '1BAD=x',
-  ].join('\n'));
+  const r = parseEnvFile(
+    [
+      '# a comment',
+      '',
+      'PLAIN=value',
+      'export EXPORTED=yes',
+      "SINGLE='it is $HOME \\n literal'",
+      'DOUBLE="with \\"quotes\\" and\\nnewline"',
+      'TRAILING=word # comment',
+      'SPACED = around ',
+      'EMPTY=',
+      '  INDENTED=1',
+      'URL=http://h/#frag',
+      'not a variable line',
+      '1BAD=x',
+    ].join('\n'),
+  );
   assert.equal(r.vars, {
-    PLAIN: 'value', EXPORTED: 'yes', SINGLE: 'it is $HOME \\n literal', DOUBLE: 'with "quotes" and\nnewline',
-    TRAILING: 'word', SPACED: 'around', EMPTY: '', INDENTED: '1', URL: 'http://h/#frag',
+    PLAIN: 'value',
+    EXPORTED: 'yes',
+    SINGLE: 'it is $HOME \\n literal',
+    DOUBLE: 'with "quotes" and\nnewline',
+    TRAILING: 'word',
+    SPACED: 'around',
+    EMPTY: '',
+    INDENTED: '1',
+    URL: 'http://h/#frag',
   });
   assert.equal(r.skipped, ['12: not a variable line', '13: 1BAD=x']);
 });
@@ -44,13 +57,18 @@ test('CRLF line ends', () => {
 test('baseCommandEnv: inherited environment plus the file; the file wins; later file wins', () => {
   const deb = file('default', 'PATH=/opt/checks/bin:/usr/bin\nexport API_TOKEN="abc"\nSHARED=deb\n');
   const rhel = file('sysconfig', 'SHARED=rhel\n');
-  const env = baseCommandEnv({ files: [deb, rhel], baseEnv: { PATH: '/usr/bin', HOME: '/root', UNSET: undefined } });
+  const env = baseCommandEnv({
+    files: [deb, rhel],
+    baseEnv: { PATH: '/usr/bin', HOME: '/root', UNSET: undefined },
+  });
   assert.equal(env, { PATH: '/opt/checks/bin:/usr/bin', HOME: '/root', API_TOKEN: 'abc', SHARED: 'rhel' });
 });
 
 test('baseCommandEnv: missing files are fine; unreadable ones and bad lines are reported without values', () => {
   const warnings: [string, Record<string, unknown>][] = [];
-  const warn = (m: string, f: Record<string, unknown>) => { warnings.push([m, f]); };
+  const warn = (m: string, f: Record<string, unknown>) => {
+    warnings.push([m, f]);
+  };
   assert.equal(baseCommandEnv({ files: [join(dir, 'absent')], baseEnv: { A: '1' }, warn }), { A: '1' });
   assert.is(warnings.length, 0);
   const bad = file('bad', 'SECRET=hunter2\ngarbage hunter3\n');

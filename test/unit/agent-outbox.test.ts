@@ -16,7 +16,9 @@ import { tempDir } from '../harness/tmp.ts';
 
 function logger() {
   const lines: Array<{ level: string; msg: string } & Record<string, unknown>> = [];
-  const log = createLogger('debug', {}, (line) => { lines.push(JSON.parse(line)); });
+  const log = createLogger('debug', {}, (line) => {
+    lines.push(JSON.parse(line));
+  });
   return { log, lines };
 }
 
@@ -27,7 +29,11 @@ function open(dir: string, extra: Partial<StoreOptions> = {}) {
 }
 
 const ev = (id: string, pad = 0) => ({ id, check: { output: 'x'.repeat(pad) } });
-const segments = (dir: string) => fs.readdirSync(path.join(dir, 'outbox')).filter((n) => n.startsWith('seg-')).sort();
+const segments = (dir: string) =>
+  fs
+    .readdirSync(path.join(dir, 'outbox'))
+    .filter((n) => n.startsWith('seg-'))
+    .sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Polls: the cursor is saved (and acknowledged segments deleted) a moment after acks, on a timer. */
 async function until(what: string, cond: () => boolean, timeoutMs = 10_000) {
@@ -58,14 +64,20 @@ test('append, ack, reopen: only unacknowledged events come back, in order, reada
   const dir = tempDir('outbox-unit');
   const { store } = open(dir);
   const entries = await Promise.all(['a', 'b', 'c', 'd'].map((id) => store.append(ev(id))));
-  assert.equal(entries.map((e) => e.seq), [0, 1, 2, 3]);
+  assert.equal(
+    entries.map((e) => e.seq),
+    [0, 1, 2, 3],
+  );
   store.ack(entries[0]!);
   store.ack(entries[2]!); // out of order: 'b' is still pending, so 'c' may come back (resends are safe)
   assert.is(store.stats.queued, 2);
   await store.close();
   const again = open(dir).store;
   // The cursor only says "everything before 'b' is acknowledged", so 'c' is sent again (deduped by id).
-  assert.equal(again.entries().map((e) => e.id), ['b', 'c', 'd']);
+  assert.equal(
+    again.entries().map((e) => e.id),
+    ['b', 'c', 'd'],
+  );
   assert.equal(again.read(again.entries()[0]!), ev('b'));
   const e = await again.append(ev('e'));
   assert.ok(e.seq >= 4, 'numbers keep growing across restarts');
@@ -77,12 +89,19 @@ test('many concurrent appends share fsyncs and all come back in submission order
   const { store } = open(dir, { segmentBytes: 4096 });
   const ids = Array.from({ length: 300 }, (_, i) => `ev-${i}`);
   // Waves: each wave is one group commit; the next one finds the segment full and rotates.
-  for (let w = 0; w < 10; w++) await Promise.all(ids.slice(w * 30, w * 30 + 30).map((id) => store.append(ev(id, 50))));
+  for (let w = 0; w < 10; w++)
+    await Promise.all(ids.slice(w * 30, w * 30 + 30).map((id) => store.append(ev(id, 50))));
   assert.ok(segments(dir).length > 3, 'small segments rotate');
   await store.close();
   const again = open(dir, { segmentBytes: 4096 }).store;
-  assert.equal(again.entries().map((e) => e.id), ids);
-  assert.equal(again.entries().map((e) => again.read(e)), ids.map((id) => ev(id, 50)));
+  assert.equal(
+    again.entries().map((e) => e.id),
+    ids,
+  );
+  assert.equal(
+    again.entries().map((e) => again.read(e)),
+    ids.map((id) => ev(id, 50)),
+  );
   await again.close();
 });
 
@@ -95,13 +114,19 @@ test('a torn tail after a crash is truncated with a warning; later appends and r
   const good = fs.statSync(seg).size;
   fs.appendFileSync(seg, frameRecord(Buffer.from('{"id":"torn"}')).subarray(0, 9));
   const second = open(dir);
-  assert.equal(second.store.entries().map((e) => e.id), ['a', 'b', 'c']);
+  assert.equal(
+    second.store.entries().map((e) => e.id),
+    ['a', 'b', 'c'],
+  );
   assert.ok(second.lines.some((l) => l.level === 'warn' && /torn or corrupt tail/.test(l.msg)));
   assert.is(fs.statSync(seg).size, good);
   await second.store.append(ev('d'));
   await second.store.close();
   const third = open(dir);
-  assert.equal(third.store.entries().map((e) => e.id), ['a', 'b', 'c', 'd']);
+  assert.equal(
+    third.store.entries().map((e) => e.id),
+    ['a', 'b', 'c', 'd'],
+  );
   assert.not.ok(third.lines.some((l) => l.level === 'warn'));
   await third.store.close();
 });
@@ -118,13 +143,24 @@ test('corrupt files never crash the agent: bad checksum, garbage segment, garbag
   fs.writeFileSync(path.join(dir, 'outbox', 'seg-0000000000000900.log'), 'garbage, not records');
   fs.writeFileSync(path.join(dir, 'outbox', 'cursor'), 'not a number');
   const again = open(dir);
-  assert.equal(again.store.entries().map((e) => e.id), ['a', 'b']);
-  const warnings = again.lines.filter((l) => l.level === 'warn').map((l) => l.msg).join('\n');
+  assert.equal(
+    again.store.entries().map((e) => e.id),
+    ['a', 'b'],
+  );
+  const warnings = again.lines
+    .filter((l) => l.level === 'warn')
+    .map((l) => l.msg)
+    .join('\n');
   assert.match(warnings, /cursor is corrupt/);
   assert.match(warnings, /torn or corrupt tail/);
   await again.store.append(ev('d'));
   await again.store.close();
-  assert.equal(open(dir).store.entries().map((e) => e.id), ['a', 'b', 'd']);
+  assert.equal(
+    open(dir)
+      .store.entries()
+      .map((e) => e.id),
+    ['a', 'b', 'd'],
+  );
 });
 
 test('a full queue refuses new events and keeps every queued one; room comes back after acks', async () => {
@@ -133,26 +169,41 @@ test('a full queue refuses new events and keeps every queued one; room comes bac
   const kept = [];
   let refused: unknown;
   for (let i = 0; i < 100 && !refused; i++) {
-    try { kept.push(await store.append(ev(`e${i}`, 2000))); } catch (err) { refused = err; }
+    try {
+      kept.push(await store.append(ev(`e${i}`, 2000)));
+    } catch (err) {
+      refused = err;
+    }
   }
   assert.instance(refused, EventRefusedError);
   assert.match((refused as Error).message, /full/);
   assert.ok(lines.some((l) => l.level === 'warn' && /queue full/.test(l.msg)));
   assert.ok(store.stats.bytes <= 64 * 1024);
   assert.is(store.stats.refused, 1);
-  assert.equal(store.entries().map((e) => e.id), kept.map((e) => e.id));
+  assert.equal(
+    store.entries().map((e) => e.id),
+    kept.map((e) => e.id),
+  );
   for (const e of kept) store.ack(e);
   await until('acknowledged segments deleted', () => store.stats.bytes < 16 * 1024);
   await store.append(ev('after', 2000));
   await store.close();
-  assert.equal(open(dir).store.entries().map((e) => e.id), ['after']);
+  assert.equal(
+    open(dir)
+      .store.entries()
+      .map((e) => e.id),
+    ['after'],
+  );
 });
 
 test('fully acknowledged segments are deleted; the active one stays', async () => {
   const dir = tempDir('outbox-unit');
   const { store } = open(dir, { segmentBytes: 4096 });
   const entries = [];
-  for (let i = 0; i < 10; i++) entries.push(...await Promise.all(Array.from({ length: 10 }, (_, k) => store.append(ev(`e${i}-${k}`, 100)))));
+  for (let i = 0; i < 10; i++)
+    entries.push(
+      ...(await Promise.all(Array.from({ length: 10 }, (_, k) => store.append(ev(`e${i}-${k}`, 100))))),
+    );
   const before = segments(dir).length;
   assert.ok(before > 3);
   for (const e of entries.slice(0, 50)) store.ack(e);
@@ -169,16 +220,29 @@ test('fully acknowledged segments are deleted; the active one stays', async () =
 test('oversized events are refused; appends after close are refused', async () => {
   const dir = tempDir('outbox-unit');
   const { store } = open(dir);
-  try { await store.append(ev('big', 1024 * 1024 + 1)); assert.unreachable(); } catch (err) { assert.instance(err, EventRefusedError); }
+  try {
+    await store.append(ev('big', 1024 * 1024 + 1));
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, EventRefusedError);
+  }
   await store.close();
-  try { await store.append(ev('late')); assert.unreachable(); } catch (err) { assert.instance(err, EventRefusedError); }
+  try {
+    await store.append(ev('late'));
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, EventRefusedError);
+  }
 });
 
 test('cache-dir lock: a second user fails with one clear line; stale locks are taken over; bad dirs are reported', async () => {
   const dir = tempDir('outbox-unit');
   const nested = path.join(dir, 'a', 'b', 'cache');
   const { store } = open(nested); // created like mkdir -p
-  try { open(nested); assert.unreachable(); } catch (err) {
+  try {
+    open(nested);
+    assert.unreachable();
+  } catch (err) {
     assert.instance(err, OutboxOpenError);
     assert.is((err as Error).message, `another monitor-agent (pid ${process.pid}) uses ${nested}`);
   }
@@ -196,11 +260,16 @@ test('cache-dir lock: a second user fails with one clear line; stale locks are t
   lockCacheDir(nested)();
 
   // A live process whose command line names monitor-agent: another agent.
-  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', 'monitor-agent'], { stdio: 'ignore' });
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', 'monitor-agent'], {
+    stdio: 'ignore',
+  });
   try {
     await sleep(200);
     fs.writeFileSync(path.join(nested, LOCK_FILE), `${other.pid}\n`);
-    try { lockCacheDir(nested); assert.unreachable(); } catch (err) {
+    try {
+      lockCacheDir(nested);
+      assert.unreachable();
+    } catch (err) {
       assert.is((err as Error).message, `another monitor-agent (pid ${other.pid}) uses ${nested}`);
     }
   } finally {
@@ -210,9 +279,15 @@ test('cache-dir lock: a second user fails with one clear line; stale locks are t
 
   const file = path.join(dir, 'plain-file');
   fs.writeFileSync(file, '');
-  try { open(path.join(file, 'cache')); assert.unreachable(); } catch (err) {
+  try {
+    open(path.join(file, 'cache'));
+    assert.unreachable();
+  } catch (err) {
     assert.instance(err, OutboxOpenError);
-    assert.match((err as Error).message, /^cannot create cache-dir .*plain-file\/cache: ENOTDIR: not a directory$/);
+    assert.match(
+      (err as Error).message,
+      /^cannot create cache-dir .*plain-file\/cache: ENOTDIR: not a directory$/,
+    );
   }
 });
 
@@ -223,8 +298,14 @@ test('relay: oldest first, bounded window, unacknowledged ones resent in order a
   const sent: string[] = [];
   const link = { connected: false };
   const transport: Transport = {
-    get connected() { return link.connected; },
-    send: (e) => { if (!link.connected) return false; sent.push((e as { id: string }).id); return true; },
+    get connected() {
+      return link.connected;
+    },
+    send: (e) => {
+      if (!link.connected) return false;
+      sent.push((e as { id: string }).id);
+      return true;
+    },
   };
   const relay = new Relay(store, transport, { rate: 1000, burst: 1000, window: 3, log });
   for (const id of ['a', 'b', 'c', 'd', 'e']) relay.push(await store.append(ev(id)));
@@ -256,8 +337,17 @@ test('relay: the token bucket limits the rate after the burst', async () => {
   const { store } = open(dir);
   const { log } = logger();
   const sent: string[] = [];
-  const relay = new Relay(store, { connected: true, send: (e) => { sent.push((e as { id: string }).id); return true; } },
-    { rate: 20, burst: 2, window: 100, log });
+  const relay = new Relay(
+    store,
+    {
+      connected: true,
+      send: (e) => {
+        sent.push((e as { id: string }).id);
+        return true;
+      },
+    },
+    { rate: 20, burst: 2, window: 100, log },
+  );
   for (let i = 0; i < 5; i++) relay.push(await store.append(ev(`r${i}`)));
   assert.is(sent.length, 2, 'burst of 2 at once');
   await until('the rest follow at the rate', () => sent.length === 5);
@@ -269,11 +359,22 @@ test('relay: the token bucket limits the rate after the burst', async () => {
 test('cache-dir /dev/null: a memory queue of 1000 events, nothing written, acks free room', async () => {
   const { log, lines } = logger();
   const sent: string[] = [];
-  const outbox = new Outbox({ connected: true, send: (e) => { sent.push((e as { id: string }).id); return true; } },
-    { cacheDir: '/dev/null', maxBytes: 1 << 20, rate: 0.001, burst: 2, log });
+  const outbox = new Outbox(
+    {
+      connected: true,
+      send: (e) => {
+        sent.push((e as { id: string }).id);
+        return true;
+      },
+    },
+    { cacheDir: '/dev/null', maxBytes: 1 << 20, rate: 0.001, burst: 2, log },
+  );
   assert.ok(lines.some((l) => l.level === 'warn' && /in memory only/.test(l.msg)));
   for (let i = 0; i < 1000; i++) await outbox.submit({ id: `m${i}` } as never);
-  try { await outbox.submit({ id: 'over' } as never); assert.unreachable(); } catch (err) {
+  try {
+    await outbox.submit({ id: 'over' } as never);
+    assert.unreachable();
+  } catch (err) {
     assert.instance(err, EventRefusedError);
     assert.match((err as Error).message, /full/);
   }
@@ -284,7 +385,12 @@ test('cache-dir /dev/null: a memory queue of 1000 events, nothing written, acks 
   assert.is(outbox.stats.queued, 999);
   await outbox.submit({ id: 'room again' } as never);
   await outbox.close();
-  try { await outbox.submit({ id: 'late' } as never); assert.unreachable(); } catch (err) { assert.instance(err, EventRefusedError); }
+  try {
+    await outbox.submit({ id: 'late' } as never);
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, EventRefusedError);
+  }
 });
 
 test.run();

@@ -34,22 +34,47 @@ interface Rig {
 }
 
 /** No jitter by default, so every pause is exactly the backoff's current wait. */
-function rig(opts: Partial<RelayOptions> = {}, retryBackoff: Partial<BackoffOptions> = { min: 20, max: 80, multiplier: 2, random: () => 0 }): Rig {
+function rig(
+  opts: Partial<RelayOptions> = {},
+  retryBackoff: Partial<BackoffOptions> = { min: 20, max: 80, multiplier: 2, random: () => 0 },
+): Rig {
   const lines: Line[] = [];
-  const log = createLogger('debug', {}, (line) => { lines.push(JSON.parse(line)); });
+  const log = createLogger('debug', {}, (line) => {
+    lines.push(JSON.parse(line));
+  });
   const store = new MemoryQueue();
   const sent: string[] = [];
   const sentAt: number[] = [];
   const transport: Transport = {
     connected: true,
-    send: (e) => { sent.push((e as { id: string }).id); sentAt.push(Date.now()); return true; },
+    send: (e) => {
+      sent.push((e as { id: string }).id);
+      sentAt.push(Date.now());
+      return true;
+    },
   };
-  const relay = new Relay(store, transport, { rate: 10_000, burst: 10_000, window: 100, log, retryBackoff, ...opts });
+  const relay = new Relay(store, transport, {
+    rate: 10_000,
+    burst: 10_000,
+    window: 100,
+    log,
+    retryBackoff,
+    ...opts,
+  });
   return {
-    relay, store, sent, sentAt, lines,
-    pauses: () => lines.filter((l) => l.msg === 'pausing event sends after a retryable refusal').map((l) => l.retry_in_ms as number),
+    relay,
+    store,
+    sent,
+    sentAt,
+    lines,
+    pauses: () =>
+      lines
+        .filter((l) => l.msg === 'pausing event sends after a retryable refusal')
+        .map((l) => l.retry_in_ms as number),
     warnings: () => lines.filter((l) => l.level === 'warn'),
-    add: async (...ids) => { for (const id of ids) relay.push(await store.append({ id })); },
+    add: async (...ids) => {
+      for (const id of ids) relay.push(await store.append({ id }));
+    },
   };
 }
 
@@ -70,7 +95,11 @@ test('a retryable refusal keeps the event and resends it after the pause, before
   r.relay.ack({ id: 'c', ok: true });
   assert.equal(r.sent, ['a', 'b', 'c'], 'nothing is sent while paused, even with room in the window');
   await until('resend', () => r.sent.length > 3);
-  assert.equal(r.sent.slice(3), ['a', 'b', 'd'], 'refused events first, in order, then the next one; window of 3');
+  assert.equal(
+    r.sent.slice(3),
+    ['a', 'b', 'd'],
+    'refused events first, in order, then the next one; window of 3',
+  );
   assert.ok(r.sentAt[3]! - t0 >= 18, `resent after ${r.sentAt[3]! - t0} ms, the pause is 20 ms`);
   assert.equal(r.pauses(), [20], 'one pause for one round of refusals');
   for (const id of ['a', 'b', 'd']) r.relay.ack({ id, ok: true });
@@ -139,15 +168,29 @@ test('a late refusal of an event sent before the pause does not pause again', as
 
 test('a disconnect during a pause: the refused and the unacknowledged events all go out in order after it', async () => {
   const lines: Line[] = [];
-  const log = createLogger('debug', {}, (line) => { lines.push(JSON.parse(line)); });
+  const log = createLogger('debug', {}, (line) => {
+    lines.push(JSON.parse(line));
+  });
   const store = new MemoryQueue();
   const sent: string[] = [];
   const link = { connected: true };
   const transport: Transport = {
-    get connected() { return link.connected; },
-    send: (e) => { if (!link.connected) return false; sent.push((e as { id: string }).id); return true; },
+    get connected() {
+      return link.connected;
+    },
+    send: (e) => {
+      if (!link.connected) return false;
+      sent.push((e as { id: string }).id);
+      return true;
+    },
   };
-  const relay = new Relay(store, transport, { rate: 1000, burst: 1000, window: 3, log, retryBackoff: { min: 30, max: 60, random: () => 0 } });
+  const relay = new Relay(store, transport, {
+    rate: 1000,
+    burst: 1000,
+    window: 3,
+    log,
+    retryBackoff: { min: 30, max: 60, random: () => 0 },
+  });
   for (const id of ['a', 'b', 'c', 'd']) relay.push(await store.append({ id }));
   relay.ack(nack('b'));
   link.connected = false;
@@ -197,7 +240,11 @@ test('stop() during a pause leaves no timer and sends nothing more', async () =>
   await r.add('a');
   r.relay.ack(nack('a'));
   assert.ok(r.relay.paused);
-  assert.is(process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length, before + 1, 'the pause timer');
+  assert.is(
+    process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length,
+    before + 1,
+    'the pause timer',
+  );
   r.relay.stop();
   assert.not.ok(r.relay.paused);
   assert.is(process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length, before);

@@ -8,8 +8,18 @@ function ctx(platform: NodeJS.Platform): ServiceContext & { outLines: string[]; 
   const outLines: string[] = [];
   const errLines: string[] = [];
   return {
-    platform, env: {}, cwd: '/srv', command: ['/usr/bin/node', '/opt/monitor/bin/monitor-agent'],
-    out: (l) => { outLines.push(l); }, err: (l) => { errLines.push(l); }, outLines, errLines,
+    platform,
+    env: {},
+    cwd: '/srv',
+    command: ['/usr/bin/node', '/opt/monitor/bin/monitor-agent'],
+    out: (l) => {
+      outLines.push(l);
+    },
+    err: (l) => {
+      errLines.push(l);
+    },
+    outLines,
+    errLines,
   };
 }
 
@@ -18,14 +28,18 @@ test('Windows: names the MonitorAgent service and says installing is not support
   for (const action of ['install', 'uninstall']) {
     const c = ctx('win32');
     assert.is(runService([action, '--config-file', 'C:\\agent.yml'], c), 1);
-    assert.equal(c.errLines, ['monitor-agent: the Windows service is named MonitorAgent; installing or removing it is not supported by this build']);
+    assert.equal(c.errLines, [
+      'monitor-agent: the Windows service is named MonitorAgent; installing or removing it is not supported by this build',
+    ]);
   }
 });
 
 test('other platforms: one line, exit 1; help on any platform', () => {
   const c = ctx('darwin');
   assert.is(runService(['install'], c), 1);
-  assert.equal(c.errLines, ['monitor-agent: service install is supported on Linux (systemd) only, not on darwin']);
+  assert.equal(c.errLines, [
+    'monitor-agent: service install is supported on Linux (systemd) only, not on darwin',
+  ]);
   const h = ctx('win32');
   assert.is(runService(['--help'], h), 0);
   assert.match(h.outLines[0]!, /MonitorAgent/);
@@ -41,8 +55,15 @@ test('unit words: quoting and systemd specifiers', () => {
 });
 
 test('unit text', () => {
-  const t = unitText({ command: ['/usr/bin/node', '/opt/x/monitor-agent'], configFile: '/etc/monitor/agent.yml', logFile: '' });
-  assert.match(t, /^ExecStart=\/usr\/bin\/node \/opt\/x\/monitor-agent start --config-file \/etc\/monitor\/agent.yml$/m);
+  const t = unitText({
+    command: ['/usr/bin/node', '/opt/x/monitor-agent'],
+    configFile: '/etc/monitor/agent.yml',
+    logFile: '',
+  });
+  assert.match(
+    t,
+    /^ExecStart=\/usr\/bin\/node \/opt\/x\/monitor-agent start --config-file \/etc\/monitor\/agent.yml$/m,
+  );
   assert.match(t, /^Restart=always$/m);
   assert.match(t, /^User=root$/m);
   assert.not.match(t, /StandardOutput/);
@@ -52,11 +73,23 @@ test('unit text', () => {
 });
 
 test('service options: flags, MONITOR_SYSTEMD_UNIT_DIR, and nothing else from the environment', () => {
-  assert.equal(loadServiceOptions([], {}), { 'config-file': '', 'log-file': '', 'unit-dir': '/etc/systemd/system' });
-  assert.equal(loadServiceOptions(['-c', 'a.yml', '--log-file=/l'], { MONITOR_CONFIG_FILE: '/x', MONITOR_SYSTEMD_UNIT_DIR: '/u' }),
-    { 'config-file': 'a.yml', 'log-file': '/l', 'unit-dir': '/u' });
+  assert.equal(loadServiceOptions([], {}), {
+    'config-file': '',
+    'log-file': '',
+    'unit-dir': '/etc/systemd/system',
+  });
+  assert.equal(
+    loadServiceOptions(['-c', 'a.yml', '--log-file=/l'], {
+      MONITOR_CONFIG_FILE: '/x',
+      MONITOR_SYSTEMD_UNIT_DIR: '/u',
+    }),
+    { 'config-file': 'a.yml', 'log-file': '/l', 'unit-dir': '/u' },
+  );
   assert.is(loadServiceOptions(['--unit-dir', '/f'], { MONITOR_SYSTEMD_UNIT_DIR: '/u' })['unit-dir'], '/f');
-  assert.throws(() => loadServiceOptions(['--log-file', 'a\nb'], {}), /--log-file: must not hold line breaks/);
+  assert.throws(
+    () => loadServiceOptions(['--log-file', 'a\nb'], {}),
+    /--log-file: must not hold line breaks/,
+  );
   assert.throws(() => loadServiceOptions(['--name', 'x'], {}), /unknown flag: --name/);
   assert.throws(() => loadServiceOptions(['extra'], {}), /unexpected argument "extra"/);
 });

@@ -4,15 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AllowListError, checkAllowed, commandMatches, loadAllowList, resolveExecutable } from '../../agent/checks/allow-list.ts';
+import {
+  AllowListError,
+  checkAllowed,
+  commandMatches,
+  loadAllowList,
+  resolveExecutable,
+} from '../../agent/checks/allow-list.ts';
 
 // The agent allow list (docs/compatibility.md#allow-list): file loading and the match rule.
 
 const dir = mkdtempSync(join(tmpdir(), 'allow-list-'));
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-const entry = (exec: string, args: string[] = [], more: Record<string, unknown> = {}) => ({ exec, args, enable_env: false, ...more });
+const entry = (exec: string, args: string[] = [], more: Record<string, unknown> = {}) => ({
+  exec,
+  args,
+  enable_env: false,
+  ...more,
+});
 
 test('match rule: exec and each arg taken out once, only white space may remain', () => {
   const e = entry('/usr/bin/check_disk', ['-w', '80', '-c', '90']);
@@ -31,8 +46,15 @@ test('checkAllowed: no list allows all with env; enable_env follows the entry; s
   const exe = file('tool', '#!/bin/sh\necho ok\n');
   chmodSync(exe, 0o755);
   const sum = createHash('sha512').update('#!/bin/sh\necho ok\n').digest('hex');
-  assert.equal(checkAllowed([entry(exe, ['a'], { enable_env: true, sha512: sum })], `${exe} a`, ''), { allowed: true, enableEnv: true });
-  assert.equal(checkAllowed([entry('tool', ['a'], { sha512: sum.toUpperCase() })], 'tool a', dir), { allowed: true, enableEnv: false }, 'found on PATH; hex case ignored');
+  assert.equal(checkAllowed([entry(exe, ['a'], { enable_env: true, sha512: sum })], `${exe} a`, ''), {
+    allowed: true,
+    enableEnv: true,
+  });
+  assert.equal(
+    checkAllowed([entry('tool', ['a'], { sha512: sum.toUpperCase() })], 'tool a', dir),
+    { allowed: true, enableEnv: false },
+    'found on PATH; hex case ignored',
+  );
   const denied = checkAllowed([entry(exe, [], { sha512: '0'.repeat(128) })], exe, '');
   assert.is(denied.allowed, false);
   assert.match((denied as { reason: string }).reason, /sha512/);
@@ -51,9 +73,16 @@ test('resolveExecutable: paths as given, names on PATH, directories and non-exec
 });
 
 test('loadAllowList: YAML and JSON by extension; bad files give one-line AllowListError', () => {
-  const y = loadAllowList(file('a.yaml', '- exec: /bin/true\n  args: []\n- exec: echo\n  args: [hi]\n  enable_env: true\n'));
-  assert.equal(y, [{ exec: '/bin/true', args: [], enable_env: false }, { exec: 'echo', args: ['hi'], enable_env: true }]);
-  const j = loadAllowList(file('a.json', JSON.stringify([{ exec: 'x', args: ['1'], sha512: 'a'.repeat(128) }])));
+  const y = loadAllowList(
+    file('a.yaml', '- exec: /bin/true\n  args: []\n- exec: echo\n  args: [hi]\n  enable_env: true\n'),
+  );
+  assert.equal(y, [
+    { exec: '/bin/true', args: [], enable_env: false },
+    { exec: 'echo', args: ['hi'], enable_env: true },
+  ]);
+  const j = loadAllowList(
+    file('a.json', JSON.stringify([{ exec: 'x', args: ['1'], sha512: 'a'.repeat(128) }])),
+  );
   assert.is(j[0]!.sha512, 'a'.repeat(128));
   for (const [name, text, msg] of [
     ['b.json', '{"exec":"x"}', /invalid allow list/],
@@ -63,7 +92,11 @@ test('loadAllowList: YAML and JSON by extension; bad files give one-line AllowLi
     ['f.yaml', '- exec: x\n  sha512: abc\n', /sha512 must be 128 hexadecimal/],
     ['g.yaml', '- exec: x\n  args: [1, 2]\n', /args must be strings/],
   ] as const) {
-    assert.throws(() => loadAllowList(file(name, text)), (e: Error) => e instanceof AllowListError && msg.test(e.message) && !e.message.includes('\n'), name);
+    assert.throws(
+      () => loadAllowList(file(name, text)),
+      (e: Error) => e instanceof AllowListError && msg.test(e.message) && !e.message.includes('\n'),
+      name,
+    );
   }
   assert.throws(() => loadAllowList(join(dir, 'missing.yaml')), /cannot read allow list/);
 });

@@ -13,7 +13,11 @@ async function within<T>(query: string, fn: (c: any) => T): Promise<T | string> 
   const app = new Hono();
   let out: T | string = '';
   app.get('/x', (c) => {
-    try { out = fn(c); } catch (e) { out = e instanceof ApiError ? `error: ${e.message}` : String(e); }
+    try {
+      out = fn(c);
+    } catch (e) {
+      out = e instanceof ApiError ? `error: ${e.message}` : String(e);
+    }
     return c.text('ok');
   });
   await app.request(`/x?${query}`);
@@ -21,15 +25,33 @@ async function within<T>(query: string, fn: (c: any) => T): Promise<T | string> 
 }
 
 const items = [
-  { metadata: { name: 'a', labels: { region: 'us-east', tier: 'web' } }, check: { status: 0 }, entity: { entity_class: 'agent', subscriptions: ['linux'] } },
-  { metadata: { name: 'b', labels: { region: 'us-west' } }, check: { status: 2 }, entity: { entity_class: 'proxy', subscriptions: ['windows'] } },
-  { metadata: { name: 'c' }, check: { status: 2 }, entity: { entity_class: 'proxy', subscriptions: ['linux', 'db'] } },
+  {
+    metadata: { name: 'a', labels: { region: 'us-east', tier: 'web' } },
+    check: { status: 0 },
+    entity: { entity_class: 'agent', subscriptions: ['linux'] },
+  },
+  {
+    metadata: { name: 'b', labels: { region: 'us-west' } },
+    check: { status: 2 },
+    entity: { entity_class: 'proxy', subscriptions: ['windows'] },
+  },
+  {
+    metadata: { name: 'c' },
+    check: { status: 2 },
+    entity: { entity_class: 'proxy', subscriptions: ['linux', 'db'] },
+  },
 ];
 
-const select = (query: string, word = 'event') => within(query, (c) => {
-  const m = selectorOf(c, word, metadataLabels);
-  return m ? items.filter(m).map((i) => i.metadata.name).join(',') : 'none';
-});
+const select = (query: string, word = 'event') =>
+  within(query, (c) => {
+    const m = selectorOf(c, word, metadataLabels);
+    return m
+      ? items
+          .filter(m)
+          .map((i) => i.metadata.name)
+          .join(',')
+      : 'none';
+  });
 
 test('label selectors', async () => {
   assert.is(await select('labelSelector=' + encodeURIComponent('region == us-east')), 'a');
@@ -46,17 +68,39 @@ test('field selectors, with and without the resource word, arrays, several param
   assert.is(await select('fieldSelector=' + encodeURIComponent('event.check.status == 2')), 'b,c');
   assert.is(await select('fieldSelector=' + encodeURIComponent('linux in entity.subscriptions')), 'a,c');
   assert.is(await select('fieldSelector=' + encodeURIComponent('linux notin entity.subscriptions')), 'b');
-  assert.is(await select('fieldSelector=' + encodeURIComponent("entity.entity_class == 'proxy'") + '&labelSelector=' + encodeURIComponent('region == us-west')), 'b');
-  assert.is(await select('fieldSelector=' + encodeURIComponent('event.name == c')), 'c', 'metadata fields by their short name');
+  assert.is(
+    await select(
+      'fieldSelector=' +
+        encodeURIComponent("entity.entity_class == 'proxy'") +
+        '&labelSelector=' +
+        encodeURIComponent('region == us-west'),
+    ),
+    'b',
+  );
+  assert.is(
+    await select('fieldSelector=' + encodeURIComponent('event.name == c')),
+    'c',
+    'metadata fields by their short name',
+  );
 });
 
 test('a malformed selector is a 400-class error', async () => {
-  assert.match(String(await select('fieldSelector=' + encodeURIComponent('check.status'))), /^error: invalid fieldSelector/);
+  assert.match(
+    String(await select('fieldSelector=' + encodeURIComponent('check.status'))),
+    /^error: invalid fieldSelector/,
+  );
   assert.match(String(await select('labelSelector=' + encodeURIComponent('== x'))), /^error:/);
 });
 
 test('event labels merge entity, check and event labels', () => {
-  assert.equal(eventLabels({ entity: { metadata: { labels: { a: '1', b: '1' } } }, check: { metadata: { labels: { b: '2' } } }, metadata: { labels: { c: '3' } } }), { a: '1', b: '2', c: '3' });
+  assert.equal(
+    eventLabels({
+      entity: { metadata: { labels: { a: '1', b: '1' } } },
+      check: { metadata: { labels: { b: '2' } } },
+      metadata: { labels: { c: '3' } },
+    }),
+    { a: '1', b: '2', c: '3' },
+  );
 });
 
 test('pages walk a list without gaps or repeats', async () => {
@@ -66,7 +110,10 @@ test('pages walk a list without gaps or repeats', async () => {
   for (let n = 0; n < 5; n++) {
     const app = new Hono();
     let got: string[] = [];
-    app.get('/x', (c) => { got = page(c, keys, (k) => k, pagingOf(c)); return c.text('ok'); });
+    app.get('/x', (c) => {
+      got = page(c, keys, (k) => k, pagingOf(c));
+      return c.text('ok');
+    });
     const res = await app.request(`/x?limit=10${token ? `&continue=${token}` : ''}`);
     seen.push(...got);
     token = res.headers.get(CONTINUE_HEADER) ?? undefined;
@@ -78,28 +125,79 @@ test('pages walk a list without gaps or repeats', async () => {
 });
 
 test('merge patch follows RFC 7396', () => {
-  assert.equal(mergePatch({ a: 1, b: { c: 2, d: 3 } }, { b: { c: null, e: 4 }, f: [1] }), { a: 1, b: { d: 3, e: 4 }, f: [1] });
+  assert.equal(mergePatch({ a: 1, b: { c: 2, d: 3 } }, { b: { c: null, e: 4 }, f: [1] }), {
+    a: 1,
+    b: { d: 3, e: 4 },
+    f: [1],
+  });
   assert.equal(mergePatch({ a: [1, 2] }, { a: [3] }), { a: [3] });
   assert.equal(mergePatch('x', { a: 1 }), { a: 1 });
 });
 
 test('the wrapped form unwraps; a flat body stays as it is', () => {
-  assert.equal(unwrap({ type: 'CheckConfig', api_version: 'core/v2', metadata: { name: 'x' }, spec: { command: 'c' } }), { command: 'c', metadata: { name: 'x' } });
+  assert.equal(
+    unwrap({ type: 'CheckConfig', api_version: 'core/v2', metadata: { name: 'x' }, spec: { command: 'c' } }),
+    { command: 'c', metadata: { name: 'x' } },
+  );
   assert.equal(unwrap({ metadata: { name: 'x' }, command: 'c' }), { metadata: { name: 'x' }, command: 'c' });
 });
 
 test('authentication provider rule: each missing attribute is named', () => {
-  const good = { Type: 'ldap', api_version: 'authentication/v2', metadata: { name: 'o' }, spec: { servers: [{ host: 'h', binding: { user_dn: 'u', password: 'p' }, group_search: { base_dn: 'g' }, user_search: { base_dn: 'u' } }] } };
+  const good = {
+    Type: 'ldap',
+    api_version: 'authentication/v2',
+    metadata: { name: 'o' },
+    spec: {
+      servers: [
+        {
+          host: 'h',
+          binding: { user_dn: 'u', password: 'p' },
+          group_search: { base_dn: 'g' },
+          user_search: { base_dn: 'u' },
+        },
+      ],
+    },
+  };
   assert.equal(missingProviderAttributes(good), []);
   assert.equal(normalizeProvider(good).type, 'ldap');
-  const without = (mutate: (b: any) => void) => { const b = structuredClone(good) as any; mutate(b); return missingProviderAttributes(b); };
-  assert.equal(without((b) => delete b.Type), ['type']);
-  assert.equal(without((b) => delete b.api_version), ['api_version']);
-  assert.equal(without((b) => delete b.metadata.name), ['metadata.name']);
-  assert.equal(without((b) => delete b.spec.servers[0].host), ['spec.servers[0].host']);
-  assert.equal(without((b) => delete b.spec.servers[0].binding.password), ['spec.servers[0].binding.password']);
-  assert.equal(without((b) => delete b.spec.servers[0].user_search), ['spec.servers[0].user_search.base_dn']);
-  assert.equal(missingProviderAttributes({ type: 'OIDC', api_version: 'authentication/v2', metadata: { name: 'x' }, spec: {} }), []);
+  const without = (mutate: (b: any) => void) => {
+    const b = structuredClone(good) as any;
+    mutate(b);
+    return missingProviderAttributes(b);
+  };
+  assert.equal(
+    without((b) => delete b.Type),
+    ['type'],
+  );
+  assert.equal(
+    without((b) => delete b.api_version),
+    ['api_version'],
+  );
+  assert.equal(
+    without((b) => delete b.metadata.name),
+    ['metadata.name'],
+  );
+  assert.equal(
+    without((b) => delete b.spec.servers[0].host),
+    ['spec.servers[0].host'],
+  );
+  assert.equal(
+    without((b) => delete b.spec.servers[0].binding.password),
+    ['spec.servers[0].binding.password'],
+  );
+  assert.equal(
+    without((b) => delete b.spec.servers[0].user_search),
+    ['spec.servers[0].user_search.base_dn'],
+  );
+  assert.equal(
+    missingProviderAttributes({
+      type: 'OIDC',
+      api_version: 'authentication/v2',
+      metadata: { name: 'x' },
+      spec: {},
+    }),
+    [],
+  );
 });
 
 test.run();

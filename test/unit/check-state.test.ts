@@ -2,7 +2,13 @@ import { eventExtras } from '../../actors/pipeline/synthesize.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HISTORY_LENGTH, isFlapping, mergeCheck, totalStateChange } from '../../actors/entity/check-state.ts';
-import { nextJudgement, silenceStatus, silentOutput, okOutput, derivedEventId } from '../../actors/entity/keepalive.ts';
+import {
+  nextJudgement,
+  silenceStatus,
+  silentOutput,
+  okOutput,
+  derivedEventId,
+} from '../../actors/entity/keepalive.ts';
 import { goTimeString } from '../../actors/entity/gotime.ts';
 import type { Check } from '../../proto/schemas/event.ts';
 
@@ -70,7 +76,14 @@ test('flapping starts at the high threshold and ends at the low one', () => {
   assert.ok(isFlapping(21, true, 20, 60), 'stays flapping above low');
   assert.not.ok(isFlapping(20, true, 20, 60), 'ends at low');
   let prev: Check | undefined;
-  for (let i = 0; i < 21; i++) prev = mergeCheck(prev, { metadata: { name: 'c' }, status: i % 2 ? 2 : 0, executed: i, low_flap_threshold: 20, high_flap_threshold: 60 });
+  for (let i = 0; i < 21; i++)
+    prev = mergeCheck(prev, {
+      metadata: { name: 'c' },
+      status: i % 2 ? 2 : 0,
+      executed: i,
+      low_flap_threshold: 20,
+      high_flap_threshold: 60,
+    });
   assert.is(prev!.state, 'flapping');
 });
 
@@ -82,12 +95,18 @@ test('a flapping episode: exactly one start and one end, seen by filters through
   const statuses = [...Array.from({ length: 21 }, (_, i) => (i % 2 ? 2 : 0)), ...Array(30).fill(0)];
   statuses.forEach((status, i) => {
     const before = prev?.state;
-    prev = mergeCheck(prev, { metadata: { name: 'c' }, status, executed: i, low_flap_threshold: 20, high_flap_threshold: 60 });
+    prev = mergeCheck(prev, {
+      metadata: { name: 'c' },
+      status,
+      executed: i,
+      low_flap_threshold: 20,
+      high_flap_threshold: 60,
+    });
     const x = eventExtras({ check: prev }, before);
     if (x.is_flapping_start) marks.push(`start@${i}:${prev.total_state_change}`);
     if (x.is_flapping_end) marks.push(`end@${i}:${prev.total_state_change}`);
   });
-  assert.is(marks.length, 2, marks.join(" "));
+  assert.is(marks.length, 2, marks.join(' '));
   assert.match(marks[0]!, /^start@20:98$/);
   const end = /^end@(\d+):(\d+)$/.exec(marks[1]!);
   assert.ok(end && Number(end[2]) <= 20, marks[1]);
@@ -110,7 +129,10 @@ test('keepalive judgements: warning, then critical, then every warning timeout',
 test('keepalive outputs', () => {
   assert.is(silentOutput('web-01', 12, 10), 'No keepalive sent from web-01 for 12 seconds (>= 10)');
   assert.is(goTimeString(0), '1970-01-01 00:00:00 +0000 UTC');
-  assert.is(okOutput('web-01', 1700000000), 'Keepalive last sent from web-01 at 2023-11-14 22:13:20 +0000 UTC');
+  assert.is(
+    okOutput('web-01', 1700000000),
+    'Keepalive last sent from web-01 at 2023-11-14 22:13:20 +0000 UTC',
+  );
 });
 
 test('derived event ids are stable UUIDs', () => {

@@ -1,11 +1,21 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { substituteString, substituteTokens, tokenData, TokenSubstitutionError } from '../../agent/checks/tokens.ts';
+import {
+  substituteString,
+  substituteTokens,
+  tokenData,
+  TokenSubstitutionError,
+} from '../../agent/checks/tokens.ts';
 
 // Token substitution over check and hook strings (docs/compatibility.md#tokens).
 
 const entity = {
-  metadata: { name: 'web-01', namespace: 'default', labels: { region: 'eu', port: '' }, annotations: { team: 'ops' } },
+  metadata: {
+    name: 'web-01',
+    namespace: 'default',
+    labels: { region: 'eu', port: '' },
+    annotations: { team: 'ops' },
+  },
   entity_class: 'agent',
   system: { hostname: 'web-01.example', os: 'linux', network: { interfaces: [{ name: 'lo' }] } },
   subscriptions: ['linux'],
@@ -37,14 +47,31 @@ test('assetPath gives the asset variable', () => {
 });
 
 test('unmatched tokens name themselves', () => {
-  assert.throws(() => sub('echo {{ .labels.missing }}'), (e: Error) => e instanceof TokenSubstitutionError && e.message === 'unmatched token: {{ .labels.missing }}');
+  assert.throws(
+    () => sub('echo {{ .labels.missing }}'),
+    (e: Error) =>
+      e instanceof TokenSubstitutionError && e.message === 'unmatched token: {{ .labels.missing }}',
+  );
   assert.throws(() => sub('{{ .system.nope.deeper }}'), /unmatched token/);
   assert.throws(() => sub('{{ .subscriptions.x }}'), /unmatched token/);
 });
 
 test('malformed templates are TokenSubstitutionErrors, never crashes', () => {
-  for (const bad of ['{{ .name', '{{ }}', '{{ nope }}', '{{ printf "%s" .name }}', '{{ "unterminated }}', '{{ assetPath }}', '{{ default }}', '{{ .name .name }}']) {
-    assert.throws(() => sub(bad), (e: Error) => e instanceof TokenSubstitutionError, bad);
+  for (const bad of [
+    '{{ .name',
+    '{{ }}',
+    '{{ nope }}',
+    '{{ printf "%s" .name }}',
+    '{{ "unterminated }}',
+    '{{ assetPath }}',
+    '{{ default }}',
+    '{{ .name .name }}',
+  ]) {
+    assert.throws(
+      () => sub(bad),
+      (e: Error) => e instanceof TokenSubstitutionError,
+      bad,
+    );
   }
 });
 
@@ -54,13 +81,30 @@ test('whitespace trim markers and non-string values', () => {
 });
 
 test('substituteTokens walks every string of a check; keys and non-strings stay', () => {
-  const check = { metadata: { name: 'c' }, command: 'x {{ .name }}', env_vars: ['HOST={{ .system.hostname }}'], timeout: 5, stdin: true,
-    output_metric_tags: [{ name: 'region', value: '{{ .labels.region }}' }], '{{ .name }}': 'key kept' };
+  const check = {
+    metadata: { name: 'c' },
+    command: 'x {{ .name }}',
+    env_vars: ['HOST={{ .system.hostname }}'],
+    timeout: 5,
+    stdin: true,
+    output_metric_tags: [{ name: 'region', value: '{{ .labels.region }}' }],
+    '{{ .name }}': 'key kept',
+  };
   const out = substituteTokens(check, data);
-  assert.equal(out, { metadata: { name: 'c' }, command: 'x web-01', env_vars: ['HOST=web-01.example'], timeout: 5, stdin: true,
-    output_metric_tags: [{ name: 'region', value: 'eu' }], '{{ .name }}': 'key kept' });
+  assert.equal(out, {
+    metadata: { name: 'c' },
+    command: 'x web-01',
+    env_vars: ['HOST=web-01.example'],
+    timeout: 5,
+    stdin: true,
+    output_metric_tags: [{ name: 'region', value: 'eu' }],
+    '{{ .name }}': 'key kept',
+  });
   assert.is(check.command, 'x {{ .name }}', 'the input is not changed');
-  assert.equal(substituteTokens({ sha512: '{{ .name }}', url: '{{ .name }}' }, data, new Set(['sha512'])), { sha512: '{{ .name }}', url: 'web-01' });
+  assert.equal(substituteTokens({ sha512: '{{ .name }}', url: '{{ .name }}' }, data, new Set(['sha512'])), {
+    sha512: '{{ .name }}',
+    url: 'web-01',
+  });
 });
 
 test.run();

@@ -22,15 +22,32 @@ test('an empty payload is a valid frame', () => {
 });
 
 test('garbage frames are refused with a clear error', () => {
-  assert.throws(() => decodeFrame(Buffer.from('no newline at all')), (e: Error) => e instanceof FrameError && /no message type/.test(e.message));
-  assert.throws(() => decodeFrame(Buffer.from([0xff, 0xfe, 0x0a, 1, 2])), (e: Error) => e instanceof FrameError);
+  assert.throws(
+    () => decodeFrame(Buffer.from('no newline at all')),
+    (e: Error) => e instanceof FrameError && /no message type/.test(e.message),
+  );
+  assert.throws(
+    () => decodeFrame(Buffer.from([0xff, 0xfe, 0x0a, 1, 2])),
+    (e: Error) => e instanceof FrameError,
+  );
   assert.throws(() => decodeFrame(Buffer.from('bogus\n{}')), /unknown message type "bogus"/);
   assert.throws(() => decodeFrame(Buffer.from('x'.repeat(1000) + '\n')), /no message type/);
   assert.throws(() => jsonCodec.decode(Buffer.from('{not json')), /malformed payload/);
 });
 
 test('token encoding is reversible and yields valid subject tokens and KV keys', () => {
-  for (const s of ['web-01', 'a.b.c', 'x y', '*', '>', 'ünïcödé', 'a=b', '', 'check:disk', 'UPPER_lower-09']) {
+  for (const s of [
+    'web-01',
+    'a.b.c',
+    'x y',
+    '*',
+    '>',
+    'ünïcödé',
+    'a=b',
+    '',
+    'check:disk',
+    'UPPER_lower-09',
+  ]) {
     const t = encodeToken(s);
     assert.is(decodeToken(t), s, `round trip of ${JSON.stringify(s)}`);
     assert.ok(/^[-=_A-Za-z0-9]+$/.test(t), `token ${t}`);
@@ -48,12 +65,20 @@ test('keys and subjects put the shard first and escape names', () => {
 
 test('actor replies round-trip values and errors', () => {
   assert.equal(decodeReply(encodeReply({ value: { a: 1 } })), { a: 1 });
-  assert.throws(() => decodeReply(encodeReply({ error: new ActorError('not_found', 'nope') })), (e: Error) => e instanceof ActorError && e.code === 'not_found' && e.message === 'nope');
+  assert.throws(
+    () => decodeReply(encodeReply({ error: new ActorError('not_found', 'nope') })),
+    (e: Error) => e instanceof ActorError && e.code === 'not_found' && e.message === 'nope',
+  );
   assert.throws(() => decodeReply(Buffer.from('garbage')), /malformed actor reply/);
 });
 
 test('keepalive schema accepts an agent keepalive and refuses bad ones', () => {
-  const good = { timestamp: 1, id: 'i', entity: { metadata: { name: 'a', namespace: 'default' }, subscriptions: ['x'] }, check: { metadata: { name: 'keepalive' }, interval: 20, timeout: 120, ttl: 0 } };
+  const good = {
+    timestamp: 1,
+    id: 'i',
+    entity: { metadata: { name: 'a', namespace: 'default' }, subscriptions: ['x'] },
+    check: { metadata: { name: 'keepalive' }, interval: 20, timeout: 120, ttl: 0 },
+  };
   assert.ok(v.safeParse(KeepaliveEvent, good).success);
   assert.not.ok(v.safeParse(KeepaliveEvent, { ...good, entity: undefined }).success);
   assert.not.ok(v.safeParse(KeepaliveEvent, { ...good, check: { ...good.check, timeout: 2 } }).success);
@@ -62,11 +87,20 @@ test('keepalive schema accepts an agent keepalive and refuses bad ones', () => {
 });
 
 test('handshake schema names the missing header and splits subscriptions', () => {
-  const ok = v.safeParse(AgentHandshake, { namespace: 'default', agentName: 'web-01', subscriptions: 'linux, web,,' });
+  const ok = v.safeParse(AgentHandshake, {
+    namespace: 'default',
+    agentName: 'web-01',
+    subscriptions: 'linux, web,,',
+  });
   assert.ok(ok.success);
   if (ok.success) assert.equal(ok.output.subscriptions, ['linux', 'web']);
   // The gateway always passes every header key, present or not.
-  const missing = v.safeParse(AgentHandshake, { namespace: 'default', agentName: undefined, user: undefined, subscriptions: undefined });
+  const missing = v.safeParse(AgentHandshake, {
+    namespace: 'default',
+    agentName: undefined,
+    user: undefined,
+    subscriptions: undefined,
+  });
   assert.not.ok(missing.success);
   if (!missing.success) assert.match(missing.issues[0]!.message, /Monitor-AgentName/);
   assert.not.ok(v.safeParse(AgentHandshake, { namespace: 'default', agentName: 'bad name!' }).success);

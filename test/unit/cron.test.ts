@@ -56,9 +56,28 @@ test('impossible dates give no fire time', () => {
 });
 
 test('bad expressions are refused with a clear error', () => {
-  for (const bad of ['', '* * * *', '* * * * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '* * * * 8',
-    '*/0 * * * *', '5-1 * * * *', 'a * * * *', '1,,2 * * * *', '@sometimes', 'CRON_TZ=Nowhere/Land * * * * *', '1/2/3 * * * *']) {
-    assert.throws(() => parseCron(bad), (e: unknown) => e instanceof CronError, bad);
+  for (const bad of [
+    '',
+    '* * * *',
+    '* * * * * *',
+    '60 * * * *',
+    '* 24 * * *',
+    '* * 0 * *',
+    '* * * 13 *',
+    '* * * * 8',
+    '*/0 * * * *',
+    '5-1 * * * *',
+    'a * * * *',
+    '1,,2 * * * *',
+    '@sometimes',
+    'CRON_TZ=Nowhere/Land * * * * *',
+    '1/2/3 * * * *',
+  ]) {
+    assert.throws(
+      () => parseCron(bad),
+      (e: unknown) => e instanceof CronError,
+      bad,
+    );
   }
 });
 

@@ -12,14 +12,23 @@ import { SEP, SortedIndex, ReadItem } from '../../actors/entity/read-model.ts';
 
 const own = {
   metadata: { name: 'web-01', namespace: 'default', labels: { from: 'flags' }, annotations: {} },
-  entity_class: 'agent' as const, subscriptions: ['linux', 'entity:web-01'], redact: ['password'], deregister: false,
+  entity_class: 'agent' as const,
+  subscriptions: ['linux', 'entity:web-01'],
+  redact: ['password'],
+  deregister: false,
 };
 
 test('entity_config: "not found", malformed, and the managed fields laid over the flags', () => {
   assert.equal(readEntityConfig({ metadata: { name: 'not found' } }), { kind: 'none' });
   assert.is(readEntityConfig('garbage').kind, 'invalid');
   assert.is(readEntityConfig({ metadata: { name: 'x' }, subscriptions: 'not-a-list' }).kind, 'invalid');
-  const r = readEntityConfig({ metadata: { name: 'web-01', labels: { team: 'ops' } }, subscriptions: ['db'], redact: ['token'], deregister: true, deregistration: { handler: 'h' } });
+  const r = readEntityConfig({
+    metadata: { name: 'web-01', labels: { team: 'ops' } },
+    subscriptions: ['db'],
+    redact: ['token'],
+    deregister: true,
+    deregistration: { handler: 'h' },
+  });
   assert.is(r.kind, 'managed');
   const e = withManaged(own, r.kind === 'managed' ? r.fields : undefined);
   assert.equal(e.metadata.labels, { team: 'ops' });
@@ -43,7 +52,17 @@ test('entity limit: new entities refused at the limit, existing ones never, 0 me
 });
 
 const backend = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
-  validateConfig(BackendConfig, mergeSources({ specs: backendFlags, args: parseArgv(argv, backendFlags), env, envPrefix: BACKEND_ENV_PREFIX, configFileFlag: 'config-file', defaultConfigFile: '/nonexistent/backend.yml' }));
+  validateConfig(
+    BackendConfig,
+    mergeSources({
+      specs: backendFlags,
+      args: parseArgv(argv, backendFlags),
+      env,
+      envPrefix: BACKEND_ENV_PREFIX,
+      configFileFlag: 'config-file',
+      defaultConfigFile: '/nonexistent/backend.yml',
+    }),
+  );
 
 test('backend flags: --entity-limit (MONITOR_ENTITY_LIMIT) and --deregistration-handler', () => {
   const d = backend([]);
@@ -51,8 +70,14 @@ test('backend flags: --entity-limit (MONITOR_ENTITY_LIMIT) and --deregistration-
   assert.is(d['deregistration-handler'], '');
   assert.is(backend(['--entity-limit', '100', '--deregistration-handler', 'dereg'])['entity-limit'], 100);
   assert.is(backend([], { MONITOR_ENTITY_LIMIT: '5' })['entity-limit'], 5);
-  assert.throws(() => backend(['--entity-limit', '-1']), (e: Error) => e instanceof ConfigError && /entity-limit/.test(e.message));
-  assert.throws(() => backend(['--entity-limit', 'lots']), (e: Error) => e instanceof ConfigError && /entity-limit/.test(e.message));
+  assert.throws(
+    () => backend(['--entity-limit', '-1']),
+    (e: Error) => e instanceof ConfigError && /entity-limit/.test(e.message),
+  );
+  assert.throws(
+    () => backend(['--entity-limit', 'lots']),
+    (e: Error) => e instanceof ConfigError && /entity-limit/.test(e.message),
+  );
 });
 
 test.run();

@@ -10,13 +10,28 @@ import { EventFeed } from '../../gateway/api/event-feed.ts';
 
 class Changes {
   readonly listeners = new Set<EventChangeListener>();
-  onEventChange(l: EventChangeListener): () => void { this.listeners.add(l); return () => { this.listeners.delete(l); }; }
-  emit(c: EventChange): void { for (const l of this.listeners) l(c); }
+  onEventChange(l: EventChangeListener): () => void {
+    this.listeners.add(l);
+    return () => {
+      this.listeners.delete(l);
+    };
+  }
+  emit(c: EventChange): void {
+    for (const l of this.listeners) l(c);
+  }
 }
 
 const put = (entity: string, extra: object = {}, revision?: number): EventChange => ({
-  op: 'put', namespace: 'default', entity, check: 'c', revision,
-  json: JSON.stringify({ entity: { metadata: { name: entity, labels: { password: 'hunter2' } }, ...extra }, check: { metadata: { name: 'c' } }, metadata: { namespace: 'default' } }),
+  op: 'put',
+  namespace: 'default',
+  entity,
+  check: 'c',
+  revision,
+  json: JSON.stringify({
+    entity: { metadata: { name: entity, labels: { password: 'hunter2' } }, ...extra },
+    check: { metadata: { name: 'c' } },
+    metadata: { namespace: 'default' },
+  }),
 });
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {

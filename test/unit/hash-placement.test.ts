@@ -25,7 +25,8 @@ test('shardOf is stable, in range, and the hash of kind/id', () => {
 test('shards spread evenly enough over 10k entities', () => {
   const counts = new Array(256).fill(0);
   for (let i = 0; i < 10_000; i++) counts[shardOf('entity', `default/host-${i}`)]++;
-  const min = Math.min(...counts), max = Math.max(...counts);
+  const min = Math.min(...counts),
+    max = Math.max(...counts);
   assert.ok(min > 15 && max < 70, `min ${min} max ${max}`);
 });
 
@@ -52,8 +53,12 @@ test('a joining member takes shards only from others, about 1/N of them', () => 
   const after = [...before, 'b4'];
   let moved = 0;
   for (let s = 0; s < 256; s++) {
-    const o1 = ownerOf(s, before), o2 = ownerOf(s, after);
-    if (o1 !== o2) { moved++; assert.is(o2, 'b4', `shard ${s} moved between old members`); }
+    const o1 = ownerOf(s, before),
+      o2 = ownerOf(s, after);
+    if (o1 !== o2) {
+      moved++;
+      assert.is(o2, 'b4', `shard ${s} moved between old members`);
+    }
   }
   assert.ok(moved > 40 && moved < 90, `moved ${moved}`);
 });

@@ -4,10 +4,19 @@ import * as assert from 'uvu/assert';
 import { JsSandbox, forbiddenKeyword } from '../../lib/js-sandbox.ts';
 
 const sb = new JsSandbox();
-const input = { check: { status: 2, executed: 0, labels: { a: 'b' } }, entity: { metadata: { name: 'e1' } }, list: [1, 2] };
-const evalBool = (expr: string, value: unknown = input) => sb.run(sb.define('expression', expr), value, { mode: 'bool', timeoutMs: 100 });
-const evalValue = (body: string, value: unknown = input) => sb.run(sb.define('body', body), value, { mode: 'value', timeoutMs: 100 });
-const hostAlive = () => { assert.type(process.pid, 'number'); assert.is(typeof (globalThis as Record<string, unknown>).__json, 'undefined'); };
+const input = {
+  check: { status: 2, executed: 0, labels: { a: 'b' } },
+  entity: { metadata: { name: 'e1' } },
+  list: [1, 2],
+};
+const evalBool = (expr: string, value: unknown = input) =>
+  sb.run(sb.define('expression', expr), value, { mode: 'bool', timeoutMs: 100 });
+const evalValue = (body: string, value: unknown = input) =>
+  sb.run(sb.define('body', body), value, { mode: 'value', timeoutMs: 100 });
+const hostAlive = () => {
+  assert.type(process.pid, 'number');
+  assert.is(typeof (globalThis as Record<string, unknown>).__json, 'undefined');
+};
 
 test('expressions see the event and give their truthiness', () => {
   assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true });
@@ -63,27 +72,52 @@ test('escape attempts through constructors, this, globalThis fail', () => {
     assert.match((r as { error: string }).error, /Code generation from strings disallowed|EvalError/, e);
   }
   for (const e of [
-    'typeof process', 'typeof require', 'typeof module', 'typeof Buffer', 'typeof setTimeout', 'typeof console',
-    'typeof globalThis.process', 'typeof this.process', 'typeof (function(){ return this })().process',
-    'typeof Promise', 'typeof WebAssembly', 'typeof FinalizationRegistry',
+    'typeof process',
+    'typeof require',
+    'typeof module',
+    'typeof Buffer',
+    'typeof setTimeout',
+    'typeof console',
+    'typeof globalThis.process',
+    'typeof this.process',
+    'typeof (function(){ return this })().process',
+    'typeof Promise',
+    'typeof WebAssembly',
+    'typeof FinalizationRegistry',
   ]) {
-    assert.equal(sb.run(sb.define('body', `return ${e}`), {}, { mode: 'value' }), { ok: true, value: 'undefined' }, e);
+    assert.equal(
+      sb.run(sb.define('body', `return ${e}`), {}, { mode: 'value' }),
+      { ok: true, value: 'undefined' },
+      e,
+    );
   }
   hostAlive();
 });
 
 test('prepareStackTrace, Proxy, getters and redefined slots cannot run code outside the time limit', () => {
   // Error is frozen: the hook cannot be installed, stacks stay strings.
-  assert.equal(evalValue('Error.prepareStackTrace = function (e, s) { return s; }; return typeof new Error().stack'), { ok: true, value: 'string' });
-  assert.equal(evalValue('return String(Object.isFrozen(Object.prototype) && Object.isFrozen(Error))'), { ok: true, value: 'true' });
+  assert.equal(
+    evalValue('Error.prepareStackTrace = function (e, s) { return s; }; return typeof new Error().stack'),
+    { ok: true, value: 'string' },
+  );
+  assert.equal(evalValue('return String(Object.isFrozen(Object.prototype) && Object.isFrozen(Error))'), {
+    ok: true,
+    value: 'true',
+  });
   // A thrown object with a looping getter: it is described inside, under the time limit.
   assert.match(JSON.stringify(evalValue('throw { get message() { while (true) {} } }')), /timed out/);
   // A Proxy result: its truthiness is taken inside; the host never touches it.
   assert.equal(evalBool('new Proxy({}, { get() { while (true) {} } })'), { ok: true, value: true });
   assert.match(JSON.stringify(evalValue('return { toString() { while (true) {} } }')), /returned a object/);
   // The host's input slots cannot become accessors.
-  assert.match(JSON.stringify(evalValue("Object.defineProperty(globalThis, '__json', { set() { while (true) {} } })")), /Cannot redefine/);
-  assert.match(JSON.stringify(evalValue("Object.defineProperty(globalThis, '__run', { value: 1 })")), /Cannot redefine/);
+  assert.match(
+    JSON.stringify(evalValue("Object.defineProperty(globalThis, '__json', { set() { while (true) {} } })")),
+    /Cannot redefine/,
+  );
+  assert.match(
+    JSON.stringify(evalValue("Object.defineProperty(globalThis, '__run', { value: 1 })")),
+    /Cannot redefine/,
+  );
   assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true });
   hostAlive();
 });
@@ -94,13 +128,19 @@ test('endless loops end with a time-out error and the sandbox keeps working', ()
   assert.is(r.ok, false);
   assert.match((r as { error: string }).error, /timed out/);
   assert.match(JSON.stringify(evalValue('for (;;) { [].concat([1]) }')), /timed out/);
-  assert.match(JSON.stringify(evalBool('(function f() { try { return f() } catch (e) { while (true) {} } })()')), /timed out/);
+  assert.match(
+    JSON.stringify(evalBool('(function f() { try { return f() } catch (e) { while (true) {} } })()')),
+    /timed out/,
+  );
   console.log(`three endless loops ended in ${Date.now() - t0} ms`);
   assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true });
 });
 
 test('async code and import() are refused before they run (promises could outlive the limit)', () => {
-  assert.throws(() => sb.define('expression', '(async () => { while (true) { await 1 } })()'), /async is not available/);
+  assert.throws(
+    () => sb.define('expression', '(async () => { while (true) { await 1 } })()'),
+    /async is not available/,
+  );
   assert.throws(() => sb.define('expression', "import('fs')"), /import is not available/);
   assert.throws(() => sb.define('body', 'function* g() {} ; await 1'), /await is not available/);
   // Only code counts: strings and comments may say these words.
@@ -111,11 +151,17 @@ test('async code and import() are refused before they run (promises could outliv
 });
 
 test('state changes are confined to the context, and separate sandboxes are separate', () => {
-  assert.equal(evalValue('Object.prototype.polluted = 1; Array.prototype.x = 2; return String(({}).polluted)'), { ok: true, value: 'undefined' });
+  assert.equal(
+    evalValue('Object.prototype.polluted = 1; Array.prototype.x = 2; return String(({}).polluted)'),
+    { ok: true, value: 'undefined' },
+  );
   assert.is(({} as Record<string, unknown>).polluted, undefined);
   const other = new JsSandbox();
   sb.run(sb.define('body', 'globalThis.counter = 41'), {}, { mode: 'value' });
-  assert.equal(other.run(other.define('body', 'return typeof counter'), {}, { mode: 'value' }), { ok: true, value: 'undefined' });
+  assert.equal(other.run(other.define('body', 'return typeof counter'), {}, { mode: 'value' }), {
+    ok: true,
+    value: 'undefined',
+  });
 });
 
 test.run();

@@ -13,19 +13,41 @@ const lines: string[] = [];
 const log = createLogger('debug', {}, (l) => lines.push(l));
 const NOW = new Date(Date.UTC(2026, 10, 21, 18, 30, 0)); // Saturday 18:30 UTC
 
-const ev = (check?: Record<string, unknown>, extra: Record<string, unknown> = {}): Event => ({
-  entity: { metadata: { name: 'web-1', namespace: 'default' }, entity_class: 'agent', system: { hostname: 'web-1' }, labels: { password: 'hunter2' } },
-  ...(check ? { check: { metadata: { name: 'disk' }, ...check } } : {}),
-  ...extra,
-} as unknown as Event);
+const ev = (check?: Record<string, unknown>, extra: Record<string, unknown> = {}): Event =>
+  ({
+    entity: {
+      metadata: { name: 'web-1', namespace: 'default' },
+      entity_class: 'agent',
+      system: { hostname: 'web-1' },
+      labels: { password: 'hunter2' },
+    },
+    ...(check ? { check: { metadata: { name: 'disk' }, ...check } } : {}),
+    ...extra,
+  }) as unknown as Event;
 const hist = (...s: number[]) => s.map((status, i) => ({ status, executed: 1000 + i }));
 
-const filter = (action: 'allow' | 'deny', expressions: string[], when?: EventFilterSpec['when'], name = `f-${Math.random()}`): FilterRef =>
-  ({ kind: 'resource', filter: { metadata: { name, namespace: 'default' }, action, expressions, when } as EventFilterSpec });
-const apply = (ref: FilterRef, e: Event, prev?: string, now = NOW) => applyFilter(ref, e, eventExtras(e, prev), now, log);
+const filter = (
+  action: 'allow' | 'deny',
+  expressions: string[],
+  when?: EventFilterSpec['when'],
+  name = `f-${Math.random()}`,
+): FilterRef => ({
+  kind: 'resource',
+  filter: { metadata: { name, namespace: 'default' }, action, expressions, when } as EventFilterSpec,
+});
+const apply = (ref: FilterRef, e: Event, prev?: string, now = NOW) =>
+  applyFilter(ref, e, eventExtras(e, prev), now, log);
 
 test('extras: has_check, has_metrics, is_incident, is_resolution, is_silenced', () => {
-  assert.equal(eventExtras(ev()), { has_check: false, has_metrics: false, is_incident: false, is_resolution: false, is_silenced: false, is_flapping_start: false, is_flapping_end: false });
+  assert.equal(eventExtras(ev()), {
+    has_check: false,
+    has_metrics: false,
+    is_incident: false,
+    is_resolution: false,
+    is_silenced: false,
+    is_flapping_start: false,
+    is_flapping_end: false,
+  });
   const m = eventExtras(ev(undefined, { metrics: { points: [] } }));
   assert.ok(m.has_metrics && !m.has_check && !m.is_incident);
   assert.ok(eventExtras(ev({ status: 2, history: hist(0, 2) })).is_incident);
@@ -33,7 +55,10 @@ test('extras: has_check, has_metrics, is_incident, is_resolution, is_silenced', 
   assert.ok(eventExtras(ev({ status: 0, history: hist(1, 0) })).is_resolution);
   assert.ok(eventExtras(ev({ status: 0, history: hist(0, 2, 0) })).is_resolution);
   assert.not.ok(eventExtras(ev({ status: 0, history: hist(0, 0) })).is_resolution);
-  assert.not.ok(eventExtras(ev({ status: 0, history: hist(0) })).is_resolution, 'a first OK result is no resolution');
+  assert.not.ok(
+    eventExtras(ev({ status: 0, history: hist(0) })).is_resolution,
+    'a first OK result is no resolution',
+  );
   assert.not.ok(eventExtras(ev({ status: 1, history: hist(2, 1) })).is_resolution);
   assert.ok(eventExtras(ev({ status: 1, is_silenced: true })).is_silenced);
 });
@@ -54,7 +79,10 @@ test('filter view: extras at the top level, entity redacted', () => {
   assert.is(v.entity.labels.password, 'REDACTED');
   assert.is((e.entity as any).labels.password, 'hunter2', 'the event itself is untouched');
   assert.is(apply(filter('allow', ["event.entity.labels.password == 'REDACTED'"]), e).pass, true);
-  assert.is(apply(filter('allow', ['event.is_incident && event.has_check && !event.is_silenced']), e).pass, true);
+  assert.is(
+    apply(filter('allow', ['event.is_incident && event.has_check && !event.is_silenced']), e).pass,
+    true,
+  );
 });
 
 test('built-ins', () => {
@@ -74,40 +102,98 @@ test('allow: passes only when every expression is true (1 and 3 expressions)', (
   const e = ev({ status: 2, occurrences: 3 });
   assert.is(apply(filter('allow', ['event.check.status == 2']), e).pass, true);
   assert.is(apply(filter('allow', ['event.check.status == 1']), e).pass, false);
-  assert.is(apply(filter('allow', ['event.check.status == 2', 'event.check.occurrences >= 3', "event.entity.entity_class == 'agent'"]), e).pass, true);
-  assert.is(apply(filter('allow', ['event.check.status == 2', 'event.check.occurrences > 3', "event.entity.entity_class == 'agent'"]), e).pass, false);
+  assert.is(
+    apply(
+      filter('allow', [
+        'event.check.status == 2',
+        'event.check.occurrences >= 3',
+        "event.entity.entity_class == 'agent'",
+      ]),
+      e,
+    ).pass,
+    true,
+  );
+  assert.is(
+    apply(
+      filter('allow', [
+        'event.check.status == 2',
+        'event.check.occurrences > 3',
+        "event.entity.entity_class == 'agent'",
+      ]),
+      e,
+    ).pass,
+    false,
+  );
 });
 
 test('deny: drops when any expression is true (1 and 3 expressions)', () => {
   const e = ev({ status: 2, occurrences: 3 });
   assert.is(apply(filter('deny', ['event.check.status == 2']), e).pass, false);
   assert.is(apply(filter('deny', ['event.check.status == 0']), e).pass, true);
-  assert.is(apply(filter('deny', ['event.check.status == 0', 'event.check.occurrences == 3', 'false']), e).pass, false);
-  assert.is(apply(filter('deny', ['event.check.status == 0', 'event.check.occurrences == 1', 'false']), e).pass, true);
+  assert.is(
+    apply(filter('deny', ['event.check.status == 0', 'event.check.occurrences == 3', 'false']), e).pass,
+    false,
+  );
+  assert.is(
+    apply(filter('deny', ['event.check.status == 0', 'event.check.occurrences == 1', 'false']), e).pass,
+    true,
+  );
 });
 
 test('erroring, non-compiling and endless expressions are logged and skipped; the process keeps working', () => {
   lines.length = 0;
   const e = ev({ status: 2 });
   const t0 = Date.now();
-  assert.is(apply(filter('allow', ['event.nope.deeper == 1', 'event.check.status == 2'], undefined, 'errs'), e).pass, true);
-  assert.is(apply(filter('allow', ['while (true) {}', 'event.check.status == 2']), e).pass, true, 'a statement does not compile as an expression');
-  assert.is(apply(filter('allow', ['(function () { while (true) {} })()', 'event.check.status == 2'], undefined, 'loop'), e).pass, true);
-  assert.is(apply(filter('deny', ['(function () { for (;;) {} })()', 'event.check.status == 0']), e).pass, true);
-  assert.is(apply(filter('deny', ["event.constructor.constructor('return process')().exit(1)"]), e).pass, true);
+  assert.is(
+    apply(filter('allow', ['event.nope.deeper == 1', 'event.check.status == 2'], undefined, 'errs'), e).pass,
+    true,
+  );
+  assert.is(
+    apply(filter('allow', ['while (true) {}', 'event.check.status == 2']), e).pass,
+    true,
+    'a statement does not compile as an expression',
+  );
+  assert.is(
+    apply(
+      filter('allow', ['(function () { while (true) {} })()', 'event.check.status == 2'], undefined, 'loop'),
+      e,
+    ).pass,
+    true,
+  );
+  assert.is(
+    apply(filter('deny', ['(function () { for (;;) {} })()', 'event.check.status == 0']), e).pass,
+    true,
+  );
+  assert.is(
+    apply(filter('deny', ["event.constructor.constructor('return process')().exit(1)"]), e).pass,
+    true,
+  );
   console.log(`erroring and endless expressions took ${Date.now() - t0} ms`);
   const warns = lines.map((l) => JSON.parse(l)).filter((r) => r.level === 'warn');
   assert.ok(warns.some((r) => r.filter === 'errs' && /TypeError/.test(r.error)));
   assert.ok(warns.some((r) => r.filter === 'loop' && /timed out/.test(r.error)));
   assert.ok(warns.some((r) => /does not compile/.test(r.error)));
-  assert.not.ok(lines.some((l) => l.includes('hunter2') || l.includes('web-1')), 'no event data in the logs');
+  assert.not.ok(
+    lines.some((l) => l.includes('hunter2') || l.includes('web-1')),
+    'no event data in the logs',
+  );
   assert.is(apply(filter('allow', ['event.check.status == 2']), e).pass, true);
 });
 
 test('helpers in filter expressions use the injected now', () => {
   const e = ev({ status: 2, executed: Math.floor(NOW.getTime() / 1000) - 600 });
   assert.is(apply(filter('allow', ['seconds_since(event.check.executed) == 600']), e).pass, true);
-  assert.is(apply(filter('allow', ['hour(event.check.executed) == 18', 'minute(event.check.executed) == 20', 'weekday(event.check.executed) == 6']), e).pass, true);
+  assert.is(
+    apply(
+      filter('allow', [
+        'hour(event.check.executed) == 18',
+        'minute(event.check.executed) == 20',
+        'weekday(event.check.executed) == 6',
+      ]),
+      e,
+    ).pass,
+    true,
+  );
 });
 
 test('time of day parsing', () => {
@@ -117,46 +203,74 @@ test('time of day parsing', () => {
   assert.is(parseTimeOfDay('12:30 pm'), 12 * 60 + 30);
   assert.is(parseTimeOfDay('08:00'), 8 * 60);
   assert.is(parseTimeOfDay('23:59'), 23 * 60 + 59);
-  for (const bad of ['24:00', '13:00 PM', '0:00 AM', '8', '8:60', 'noon', '']) assert.is(parseTimeOfDay(bad), undefined, bad);
+  for (const bad of ['24:00', '13:00 PM', '0:00 AM', '8', '8:60', 'noon', ''])
+    assert.is(parseTimeOfDay(bad), undefined, bad);
 });
 
 test('when windows: all, weekday, crossing midnight, bad windows', () => {
   const at = (h: number, m: number, day = 21) => new Date(Date.UTC(2026, 10, day, h, m)); // the 21st is a Saturday
   const warns: string[] = [];
-  const w = (days: Record<string, { begin: string; end: string }[]>, d: Date) => inWindows(days, d, (m) => warns.push(m));
+  const w = (days: Record<string, { begin: string; end: string }[]>, d: Date) =>
+    inWindows(days, d, (m) => warns.push(m));
   assert.is(w({ all: [{ begin: '9:00 AM', end: '5:00 PM' }] }, at(9, 0)), true, 'begin is inside');
   assert.is(w({ all: [{ begin: '9:00 AM', end: '5:00 PM' }] }, at(16, 59)), true);
   assert.is(w({ all: [{ begin: '9:00 AM', end: '5:00 PM' }] }, at(17, 0)), false, 'end is outside');
   assert.is(w({ saturday: [{ begin: '08:00', end: '10:00' }] }, at(9, 0)), true);
   assert.is(w({ Saturday: [{ begin: '08:00', end: '10:00' }] }, at(9, 0)), true);
   assert.is(w({ monday: [{ begin: '08:00', end: '10:00' }] }, at(9, 0)), false);
-  assert.is(w({ monday: [{ begin: '08:00', end: '10:00' }], all: [{ begin: '11:00', end: '12:00' }] }, at(11, 30)), true);
+  assert.is(
+    w({ monday: [{ begin: '08:00', end: '10:00' }], all: [{ begin: '11:00', end: '12:00' }] }, at(11, 30)),
+    true,
+  );
   const night = { all: [{ begin: '10:00 PM', end: '6:00 AM' }] };
   assert.is(w(night, at(23, 0)), true);
   assert.is(w(night, at(3, 0)), true);
   assert.is(w(night, at(6, 0)), false);
   assert.is(w(night, at(12, 0)), false);
   assert.is(w({ all: [{ begin: '08:00', end: '08:00' }] }, at(8, 0)), false, 'an empty window');
-  assert.is(w({ all: [{ begin: 'soon', end: '08:00' }], funday: [{ begin: '1:00', end: '2:00' }] }, at(8, 0)), false);
+  assert.is(
+    w({ all: [{ begin: 'soon', end: '08:00' }], funday: [{ begin: '1:00', end: '2:00' }] }, at(8, 0)),
+    false,
+  );
   assert.equal(warns.length, 2);
 });
 
 test('when windows on filters: outside, allow drops and deny passes; inside, expressions decide', () => {
   const when = { days: { all: [{ begin: '5:00 PM', end: '8:00 PM' }] } };
   const e = ev({ status: 2 });
-  assert.is(apply(filter('allow', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass, true);
-  assert.is(apply(filter('allow', ['false'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass, false);
+  assert.is(
+    apply(filter('allow', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass,
+    true,
+  );
+  assert.is(
+    apply(filter('allow', ['false'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass,
+    false,
+  );
   const out = apply(filter('allow', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 9, 0)));
   assert.is(out.pass, false);
   assert.match(out.reason!, /outside/);
-  assert.is(apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 9, 0))).pass, true);
-  assert.is(apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass, false);
+  assert.is(
+    apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 9, 0))).pass,
+    true,
+  );
+  assert.is(
+    apply(filter('deny', ['true'], when), e, undefined, new Date(Date.UTC(2026, 10, 21, 18, 0))).pass,
+    false,
+  );
   assert.is(apply(filter('allow', ['true'], { days: {} }), e).pass, true, 'no windows: no time restriction');
 });
 
 test('the EventFilter schema refuses bad windows and day names with a clear message', () => {
-  const f = (days: unknown) => v.safeParse(EventFilter, { metadata: { name: 'f', namespace: 'default' }, action: 'allow', expressions: ['true'], when: { days } });
-  assert.ok(f({ all: [{ begin: '5:00 PM', end: '08:00' }], Monday: [{ begin: '1:00 AM', end: '2:00 AM' }] }).success);
+  const f = (days: unknown) =>
+    v.safeParse(EventFilter, {
+      metadata: { name: 'f', namespace: 'default' },
+      action: 'allow',
+      expressions: ['true'],
+      when: { days },
+    });
+  assert.ok(
+    f({ all: [{ begin: '5:00 PM', end: '08:00' }], Monday: [{ begin: '1:00 AM', end: '2:00 AM' }] }).success,
+  );
   const bad = f({ all: [{ begin: 'later', end: '08:00' }] });
   assert.not.ok(bad.success);
   assert.match(JSON.stringify(bad.issues?.map((i) => i.message)), /time of day/);

@@ -16,9 +16,17 @@ const event = {
   entity: { metadata: { name: 'web-1', namespace: 'default' }, entity_class: 'agent' },
   check: { metadata: { name: 'disk' }, status: 2, output: 'DISK CRITICAL: 97%\n' },
 } as unknown as Event;
-const js = (evalSrc: string, timeout?: number, name = `m-${Math.random()}`): MutatorRef =>
-  ({ kind: 'resource', mutator: { metadata: { name, namespace: 'default' }, type: 'javascript', eval: evalSrc, timeout } as MutatorSpec });
-const text = async (ref: MutatorRef | undefined, e: Event = event) => (await mutate(ref, e, 'default', ctx)).toString();
+const js = (evalSrc: string, timeout?: number, name = `m-${Math.random()}`): MutatorRef => ({
+  kind: 'resource',
+  mutator: {
+    metadata: { name, namespace: 'default' },
+    type: 'javascript',
+    eval: evalSrc,
+    timeout,
+  } as MutatorSpec,
+});
+const text = async (ref: MutatorRef | undefined, e: Event = event) =>
+  (await mutate(ref, e, 'default', ctx)).toString();
 
 test('default and json: the JSON event', async () => {
   assert.equal(JSON.parse(await text(undefined)), event);
@@ -27,12 +35,22 @@ test('default and json: the JSON event', async () => {
 
 test('only_check_output: the raw output, empty without one', async () => {
   assert.is(await text({ kind: 'builtin', name: 'only_check_output' }), 'DISK CRITICAL: 97%\n');
-  assert.is(await text({ kind: 'builtin', name: 'only_check_output' }, { entity: event.entity } as Event), '');
+  assert.is(
+    await text({ kind: 'builtin', name: 'only_check_output' }, { entity: event.entity } as Event),
+    '',
+  );
 });
 
 test('javascript: a returned string is the payload', async () => {
   assert.is(await text(js("return event.check.metadata.name + ':' + event.check.status")), 'disk:2');
-  assert.is(await text(js("var e = event; e.check.output = 'changed'; e.extra = 1; return JSON.stringify(e.check.output) + e.extra")), '"changed"1');
+  assert.is(
+    await text(
+      js(
+        "var e = event; e.check.output = 'changed'; e.extra = 1; return JSON.stringify(e.check.output) + e.extra",
+      ),
+    ),
+    '"changed"1',
+  );
   assert.is(event.check!.output, 'DISK CRITICAL: 97%\n', 'the event itself is untouched');
   assert.is(await text(js("return ''")), '');
 });
@@ -53,8 +71,10 @@ test('javascript: other return types, throws and syntax errors are clear errors'
     ['await 1', /await is not available/],
     ["return event.constructor.constructor('return process')()", /Code generation from strings disallowed/],
   ] as const) {
-    try { await text(js(src, undefined, 'bad')); assert.unreachable(src); }
-    catch (err) {
+    try {
+      await text(js(src, undefined, 'bad'));
+      assert.unreachable(src);
+    } catch (err) {
       assert.instance(err, Error);
       assert.match((err as Error).message, /^mutator bad/, src);
       assert.match((err as Error).message, re, src);
@@ -64,24 +84,42 @@ test('javascript: other return types, throws and syntax errors are clear errors'
 
 test('javascript: endless loops end at the time limit (default and mutator timeout)', async () => {
   const t0 = Date.now();
-  try { await text(js('while (true) {}')); assert.unreachable(); }
-  catch (err) { assert.match((err as Error).message, new RegExp(`timed out after ${DEFAULT_JS_MUTATOR_TIMEOUT_MS}ms`)); }
-  try { await text(js('for (;;) {}', 1)); assert.unreachable(); }
-  catch (err) { assert.match((err as Error).message, /timed out after 1000ms/); }
+  try {
+    await text(js('while (true) {}'));
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, new RegExp(`timed out after ${DEFAULT_JS_MUTATOR_TIMEOUT_MS}ms`));
+  }
+  try {
+    await text(js('for (;;) {}', 1));
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /timed out after 1000ms/);
+  }
   console.log(`two endless mutators took ${Date.now() - t0} ms`);
   assert.is(await text(js("return 'still working'")), 'still working');
 });
 
 test('javascript: a context per mutator is reused across events', async () => {
-  const ref = js("return String(event.check.status)");
+  const ref = js('return String(event.check.status)');
   const n = 2000;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) assert.is(await text(ref), '2');
-  console.log(`javascript mutator: ${Math.round(n / (Number(process.hrtime.bigint() - t0) / 1e9))} mutations/s`);
+  console.log(
+    `javascript mutator: ${Math.round(n / (Number(process.hrtime.bigint() - t0) / 1e9))} mutations/s`,
+  );
 });
 
 test('pipe: the command gets the JSON event on stdin and its stdout is the payload', async () => {
-  const ref: MutatorRef = { kind: 'resource', mutator: { metadata: { name: 'upper', namespace: 'default' }, type: 'pipe', command: "tr 'a-z' 'A-Z'", timeout: 10 } as MutatorSpec };
+  const ref: MutatorRef = {
+    kind: 'resource',
+    mutator: {
+      metadata: { name: 'upper', namespace: 'default' },
+      type: 'pipe',
+      command: "tr 'a-z' 'A-Z'",
+      timeout: 10,
+    } as MutatorSpec,
+  };
   assert.is(await text(ref), JSON.stringify(event).toUpperCase());
 });
 

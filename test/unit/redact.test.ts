@@ -4,7 +4,12 @@ import { REDACTED, redactEntity, redactEventEntity, redactFields, redactJsonText
 import { DEFAULT_REDACT } from '../../proto/schemas/entity.ts';
 
 const entity = () => ({
-  metadata: { name: 'web-01', namespace: 'default', labels: { region: 'eu', password: 'hunter2' }, annotations: { API_KEY: 'k', note: 'n' } },
+  metadata: {
+    name: 'web-01',
+    namespace: 'default',
+    labels: { region: 'eu', password: 'hunter2' },
+    annotations: { API_KEY: 'k', note: 'n' },
+  },
   entity_class: 'agent',
   system: { hostname: 'web-01', extra: { nested: { secret: 's', keep: 1 }, list: [{ passwd: 'p' }, 'x'] } },
   redact: undefined as string[] | undefined | null,
@@ -59,17 +64,31 @@ test('an event has its entity redacted and the rest as stored', () => {
 
 test('stored JSON text: unchanged when there is nothing to hide, redacted otherwise', () => {
   const clean = JSON.stringify({ metadata: { name: 'a', labels: { x: '1' } }, redact: ['password'] });
-  assert.is(redactJsonText(clean, 'entity', () => JSON.parse(clean)), clean);
+  assert.is(
+    redactJsonText(clean, 'entity', () => JSON.parse(clean)),
+    clean,
+  );
   const dirty = JSON.stringify({ metadata: { name: 'a', labels: { Password: '1' } }, redact: ['password'] });
-  assert.equal(JSON.parse(redactJsonText(dirty, 'entity', () => JSON.parse(dirty))).metadata.labels, { Password: REDACTED });
+  assert.equal(JSON.parse(redactJsonText(dirty, 'entity', () => JSON.parse(dirty))).metadata.labels, {
+    Password: REDACTED,
+  });
   const custom = JSON.stringify({ metadata: { name: 'a', labels: { token: 't' } }, redact: ['token'] });
-  assert.equal(JSON.parse(redactJsonText(custom, 'entity', () => JSON.parse(custom))).metadata.labels, { token: REDACTED });
+  assert.equal(JSON.parse(redactJsonText(custom, 'entity', () => JSON.parse(custom))).metadata.labels, {
+    token: REDACTED,
+  });
   // An event whose check also has a "redact" key: the entity's own list still applies.
-  const ev = JSON.stringify({ check: { redact: [] }, entity: { metadata: { name: 'a', labels: { token: 't' } }, redact: ['token'] } });
-  assert.equal(JSON.parse(redactJsonText(ev, 'event', () => JSON.parse(ev))).entity.metadata.labels, { token: REDACTED });
+  const ev = JSON.stringify({
+    check: { redact: [] },
+    entity: { metadata: { name: 'a', labels: { token: 't' } }, redact: ['token'] },
+  });
+  assert.equal(JSON.parse(redactJsonText(ev, 'event', () => JSON.parse(ev))).entity.metadata.labels, {
+    token: REDACTED,
+  });
   // A broken list falls back to parsing, never to showing.
   const odd = '{"metadata":{"name":"a","labels":{"x]":"1"}},"redact":["x]"]}';
-  assert.equal(JSON.parse(redactJsonText(odd, 'entity', () => JSON.parse(odd))).metadata.labels, { 'x]': REDACTED });
+  assert.equal(JSON.parse(redactJsonText(odd, 'entity', () => JSON.parse(odd))).metadata.labels, {
+    'x]': REDACTED,
+  });
 });
 
 test.run();

@@ -40,9 +40,16 @@ test('weekly and monthly', () => {
 
 test('unreadable windows never subdue', () => {
   assert.ok(!subdued([{ begin: 'soon', end: 'later' }], Date.now()));
-  assert.ok(!subdued([{ begin: '2026-01-05T10:00:00Z', end: '2026-01-05T09:00:00Z' }], at('2026-01-05T09:30:00Z')));
+  assert.ok(
+    !subdued([{ begin: '2026-01-05T10:00:00Z', end: '2026-01-05T09:00:00Z' }], at('2026-01-05T09:30:00Z')),
+  );
   assert.ok(!subdued(null, Date.now()));
-  assert.ok(!subdued([{ begin: '2026-01-05T09:00:00Z', end: '2026-01-05T10:00:00Z', repeat: ['fortnightly'] }], at('2026-01-06T09:30:00Z')));
+  assert.ok(
+    !subdued(
+      [{ begin: '2026-01-05T09:00:00Z', end: '2026-01-05T10:00:00Z', repeat: ['fortnightly'] }],
+      at('2026-01-06T09:30:00Z'),
+    ),
+  );
 });
 
 test.run();

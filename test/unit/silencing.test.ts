@@ -8,14 +8,28 @@ import { silencedExpire, silencedResource } from '../../gateway/api/resources.ts
 import { ApiError } from '../../gateway/api/errors.ts';
 
 const NOW = 1_700_000_000;
-const entry = (subscription: string, check: string, extra: Partial<SilencedEntry> = {}): SilencedEntry => ({
-  metadata: { name: `${subscription || '*'}:${check || '*'}`, namespace: 'default' },
-  subscription, check, begin: NOW - 10, expire: -1, expire_at: 0, ...extra,
-}) as SilencedEntry;
+const entry = (subscription: string, check: string, extra: Partial<SilencedEntry> = {}): SilencedEntry =>
+  ({
+    metadata: { name: `${subscription || '*'}:${check || '*'}`, namespace: 'default' },
+    subscription,
+    check,
+    begin: NOW - 10,
+    expire: -1,
+    expire_at: 0,
+    ...extra,
+  }) as SilencedEntry;
 
-const entity = { metadata: { name: 'web1', namespace: 'default' }, entity_class: 'agent', subscriptions: ['linux', 'web', 'entity:web1'] } as unknown as Entity;
+const entity = {
+  metadata: { name: 'web1', namespace: 'default' },
+  entity_class: 'agent',
+  subscriptions: ['linux', 'web', 'entity:web1'],
+} as unknown as Entity;
 const event = (check: Record<string, unknown>): Event =>
-  ({ metadata: { namespace: 'default' }, entity, check: { metadata: { name: 'disk', namespace: 'default' }, subscriptions: ['linux', 'db'], ...check } }) as unknown as Event;
+  ({
+    metadata: { namespace: 'default' },
+    entity,
+    check: { metadata: { name: 'disk', namespace: 'default' }, subscriptions: ['linux', 'db'], ...check },
+  }) as unknown as Event;
 const agentEvent = event({});
 const proxyEvent = event({ proxy_entity_name: 'web1' });
 
@@ -36,7 +50,15 @@ test('sub:* and subscription-only entries match every check of the subscription'
 });
 
 test('entity:<name> matches the entity whatever the check subscriptions', () => {
-  assert.equal(names([entry('entity:web1', ''), entry('entity:web1', 'disk'), entry('entity:web2', ''), entry('entity:web', '')]), ['entity:web1:*', 'entity:web1:disk']);
+  assert.equal(
+    names([
+      entry('entity:web1', ''),
+      entry('entity:web1', 'disk'),
+      entry('entity:web2', ''),
+      entry('entity:web', ''),
+    ]),
+    ['entity:web1:*', 'entity:web1:disk'],
+  );
   const bare = { ...entity, subscriptions: [] } as unknown as Entity;
   assert.equal(silencedBy([entry('entity:web1', '')], agentEvent, bare, NOW), ['entity:web1:*']);
 });
@@ -60,7 +82,10 @@ test('agent events use entity ∩ check subscriptions', () => {
 });
 
 test('proxy events use the entity subscriptions', () => {
-  assert.equal(names([entry('web', 'disk'), entry('db', 'disk'), entry('linux', 'disk')], proxyEvent), ['web:disk', 'linux:disk']);
+  assert.equal(names([entry('web', 'disk'), entry('db', 'disk'), entry('linux', 'disk')], proxyEvent), [
+    'web:disk',
+    'linux:disk',
+  ]);
 });
 
 test('a check subscription not on the entity never matches', () => {
@@ -70,11 +95,18 @@ test('a check subscription not on the entity never matches', () => {
 
 test('an event without a check only matches wildcard-check entries', () => {
   const ev = { metadata: { namespace: 'default' }, entity } as unknown as Event;
-  assert.equal(silencedBy([entry('entity:web1', ''), entry('linux', 'disk'), entry('', 'keepalive')], ev, entity, NOW), ['entity:web1:*']);
+  assert.equal(
+    silencedBy([entry('entity:web1', ''), entry('linux', 'disk'), entry('', 'keepalive')], ev, entity, NOW),
+    ['entity:web1:*'],
+  );
 });
 
 test('expire_on_resolve selects only the matched entries that ask for it', () => {
-  const entries = [entry('linux', 'disk', { expire_on_resolve: true }), entry('', 'disk'), entry('web', '', { expire_on_resolve: true })];
+  const entries = [
+    entry('linux', 'disk', { expire_on_resolve: true }),
+    entry('', 'disk'),
+    entry('web', '', { expire_on_resolve: true }),
+  ];
   const matched = names(entries);
   assert.equal(matched, ['linux:disk', '*:disk']);
   assert.equal(toDeleteOnResolve(entries, matched), ['linux:disk']);
@@ -82,7 +114,13 @@ test('expire_on_resolve selects only the matched entries that ask for it', () =>
 });
 
 const refused = (fn: () => unknown, what: string) => {
-  try { fn(); } catch (err) { assert.ok(err instanceof ApiError, what); assert.match((err as Error).message, /expire/); return; }
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ApiError, what);
+    assert.match((err as Error).message, /expire/);
+    return;
+  }
   assert.unreachable(`${what}: not refused`);
 };
 
@@ -103,15 +141,24 @@ test('expiry flags: default when absent, a cap refused with 400, "never" capped'
 test('stored form and lease: expire counts from begin, at least 1 s, none without expire', () => {
   const subject = { username: 'admin', groups: [] } as any;
   const now = NOW * 1000 + 400;
-  const stored = silencedResource.toStored!({ metadata: { namespace: 'default' }, subscription: 'linux', begin: NOW + 10, expire: 5 }, { subject, now });
+  const stored = silencedResource.toStored!(
+    { metadata: { namespace: 'default' }, subscription: 'linux', begin: NOW + 10, expire: 5 },
+    { subject, now },
+  );
   assert.is(stored.expire_at, NOW + 15);
   assert.is(silencedResource.leaseTtl!(stored, now), 15);
-  const past = silencedResource.toStored!({ metadata: {}, check: 'disk', begin: NOW - 100, expire: 5 }, { subject, now });
+  const past = silencedResource.toStored!(
+    { metadata: {}, check: 'disk', begin: NOW - 100, expire: 5 },
+    { subject, now },
+  );
   assert.is(silencedResource.leaseTtl!(past, now), 1);
   const forever = silencedResource.toStored!({ metadata: {}, check: 'disk' }, { subject, now });
   assert.is(forever.expire_at, 0);
   assert.is(silencedResource.leaseTtl!(forever, now), undefined);
-  const dflt = silencedResource.toStored!({ metadata: {}, check: 'disk' }, { subject, now, silencedExpiry: { defaultSec: 60, maxSec: 0 } });
+  const dflt = silencedResource.toStored!(
+    { metadata: {}, check: 'disk' },
+    { subject, now, silencedExpiry: { defaultSec: 60, maxSec: 0 } },
+  );
   assert.is(dflt.expire, 60);
   assert.is(dflt.expire_at, NOW + 60);
 });

@@ -18,7 +18,10 @@ test('next fire is the next instant in phase with the splay', () => {
 test('strictly after: a fire at a phase instant re-arms one interval later, never drifting', () => {
   let t = nextIntervalFire('web', 5, 1_000_000);
   const first = t;
-  for (let i = 1; i <= 100; i++) { t = nextIntervalFire('web', 5, t); assert.is(t, first + i * 5000); }
+  for (let i = 1; i <= 100; i++) {
+    t = nextIntervalFire('web', 5, t);
+    assert.is(t, first + i * 5000);
+  }
 });
 
 test('a node down across many ticks fires once at the next phase, not a burst', () => {

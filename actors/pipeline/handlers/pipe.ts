@@ -7,10 +7,18 @@ const MAX_HANDLER_OUTPUT = 64 * 1024;
 const LOGGED_OUTPUT = 1024;
 
 /** A `pipe` handler: the payload on the command's stdin; `timeout` seconds, 0 or absent for none. */
-export async function pipeHandle(spec: HandlerSpec, payload: Buffer, namespace: string, ctx: ExecContext): Promise<KindResult> {
+export async function pipeHandle(
+  spec: HandlerSpec,
+  payload: Buffer,
+  namespace: string,
+  ctx: ExecContext,
+): Promise<KindResult> {
   const name = spec.metadata.name ?? '(unnamed)';
   if (!spec.command) return { ok: false, error: 'a pipe handler needs a command' };
-  const r = await execCommand(spec, payload, namespace, ctx, { what: `handler ${name}`, maxStdout: MAX_HANDLER_OUTPUT });
+  const r = await execCommand(spec, payload, namespace, ctx, {
+    what: `handler ${name}`,
+    maxStdout: MAX_HANDLER_OUTPUT,
+  });
   const output = r.stdout.subarray(0, LOGGED_OUTPUT).toString('utf8');
   if (r.status === 0 && !r.timedOut && !r.cancelled) {
     if (output) ctx.log.debug('handler output', { handler: name, output });

@@ -7,7 +7,8 @@ const DEFAULT_SOCKET_TIMEOUT = 60;
 /** After our side is flushed, how long the peer gets to close before we drop the socket. */
 const LINGER_MS = 1000;
 
-export const socketTimeout = (spec: HandlerSpec) => (spec.timeout && spec.timeout > 0 ? spec.timeout : DEFAULT_SOCKET_TIMEOUT);
+export const socketTimeout = (spec: HandlerSpec) =>
+  spec.timeout && spec.timeout > 0 ? spec.timeout : DEFAULT_SOCKET_TIMEOUT;
 
 /**
  * A `tcp` handler: connect, write the payload, end. Done once everything is handed to the kernel
@@ -16,7 +17,8 @@ export const socketTimeout = (spec: HandlerSpec) => (spec.timeout && spec.timeou
 export function tcpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecContext): Promise<KindResult> {
   const host = spec.socket?.host;
   const port = spec.socket?.port;
-  if (!host || !port) return Promise.resolve({ ok: false, error: 'a tcp handler needs socket.host and socket.port' });
+  if (!host || !port)
+    return Promise.resolve({ ok: false, error: 'a tcp handler needs socket.host and socket.port' });
   const seconds = socketTimeout(spec);
   return new Promise((resolve) => {
     let done = false;
@@ -35,8 +37,12 @@ export function tcpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecContext):
       }
       resolve(r);
     };
-    const timer = setTimeout(() => finish({ ok: false, error: `tcp ${host}:${port}: timed out after ${seconds} s` }), seconds * 1000);
-    const onAbort = () => finish({ ok: false, error: `tcp ${host}:${port}: cancelled, the node is stopping` });
+    const timer = setTimeout(
+      () => finish({ ok: false, error: `tcp ${host}:${port}: timed out after ${seconds} s` }),
+      seconds * 1000,
+    );
+    const onAbort = () =>
+      finish({ ok: false, error: `tcp ${host}:${port}: cancelled, the node is stopping` });
     if (ctx.signal?.aborted) return onAbort();
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
     socket.on('error', (e) => finish({ ok: false, error: `tcp ${host}:${port}: ${e.message}` }));

@@ -12,13 +12,21 @@ export async function udpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecCon
   const host = spec.socket?.host;
   const port = spec.socket?.port;
   if (!host || !port) return { ok: false, error: 'a udp handler needs socket.host and socket.port' };
-  if (payload.length > MAX_DATAGRAM) return { ok: false, error: `udp ${host}:${port}: payload of ${payload.length} bytes is larger than one datagram (${MAX_DATAGRAM})` };
-  if (ctx.signal?.aborted) return { ok: false, error: `udp ${host}:${port}: cancelled, the node is stopping` };
+  if (payload.length > MAX_DATAGRAM)
+    return {
+      ok: false,
+      error: `udp ${host}:${port}: payload of ${payload.length} bytes is larger than one datagram (${MAX_DATAGRAM})`,
+    };
+  if (ctx.signal?.aborted)
+    return { ok: false, error: `udp ${host}:${port}: cancelled, the node is stopping` };
   const seconds = socketTimeout(spec);
   let socket: dgram.Socket | undefined;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<KindResult>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, error: `udp ${host}:${port}: timed out after ${seconds} s` }), seconds * 1000);
+    timer = setTimeout(
+      () => resolve({ ok: false, error: `udp ${host}:${port}: timed out after ${seconds} s` }),
+      seconds * 1000,
+    );
   });
   const send = async (): Promise<KindResult> => {
     const addr = await lookup(host);
@@ -26,7 +34,9 @@ export async function udpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecCon
     socket = s;
     return new Promise((resolve) => {
       s.on('error', (e) => resolve({ ok: false, error: `udp ${host}:${port}: ${e.message}` }));
-      s.send(payload, port, addr.address, (e) => resolve(e ? { ok: false, error: `udp ${host}:${port}: ${e.message}` } : { ok: true }));
+      s.send(payload, port, addr.address, (e) =>
+        resolve(e ? { ok: false, error: `udp ${host}:${port}: ${e.message}` } : { ok: true }),
+      );
     });
   };
   const sent = send().catch((e: Error) => ({ ok: false, error: `udp ${host}:${port}: ${e.message}` }));
@@ -34,8 +44,18 @@ export async function udpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecCon
     return await Promise.race([sent, deadline]);
   } finally {
     clearTimeout(timer);
-    try { socket?.close(); } catch { /* already closed */ }
+    try {
+      socket?.close();
+    } catch {
+      /* already closed */
+    }
     // A lookup that outlives the deadline still creates its socket: close it when it arrives.
-    void sent.then(() => { try { socket?.close(); } catch { /* already closed */ } });
+    void sent.then(() => {
+      try {
+        socket?.close();
+      } catch {
+        /* already closed */
+      }
+    });
   }
 }

@@ -13,7 +13,13 @@ const MAX_PROGRAMS = 64;
  * (null or undefined mean the JSON event); a `pipe` mutator's stdout. Failures throw an Error
  * naming the mutator.
  */
-export async function mutate(ref: MutatorRef | undefined, event: Event, namespace: string, ctx: ExecContext, eventJson?: string): Promise<Buffer> {
+export async function mutate(
+  ref: MutatorRef | undefined,
+  event: Event,
+  namespace: string,
+  ctx: ExecContext,
+  eventJson?: string,
+): Promise<Buffer> {
   // `eventJson`: the event as it came off the queue, which saves serializing it again.
   const json = () => eventJson ?? JSON.stringify(event);
   if (!ref) return Buffer.from(json());
@@ -26,7 +32,10 @@ export async function mutate(ref: MutatorRef | undefined, event: Event, namespac
   return pipeMutate(spec, json(), namespace, ctx);
 }
 
-interface Program { sandbox: JsSandbox; id: number }
+interface Program {
+  sandbox: JsSandbox;
+  id: number;
+}
 const programs = new Map<string, Program>();
 
 /** A context per mutator and source, reused across events (each run parses its own copy of the event). */
@@ -34,11 +43,18 @@ function program(spec: MutatorSpec): Program {
   const name = spec.metadata.name ?? '(unnamed)';
   const key = JSON.stringify([spec.metadata.namespace, name, spec.eval]);
   let p = programs.get(key);
-  if (p) { programs.delete(key); programs.set(key, p); return p; }
+  if (p) {
+    programs.delete(key);
+    programs.set(key, p);
+    return p;
+  }
   const sandbox = new JsSandbox();
   let id: number;
-  try { id = sandbox.define('body', spec.eval ?? ''); }
-  catch (err) { throw new Error(`mutator ${name}: ${(err as Error).message}`); }
+  try {
+    id = sandbox.define('body', spec.eval ?? '');
+  } catch (err) {
+    throw new Error(`mutator ${name}: ${(err as Error).message}`);
+  }
   p = { sandbox, id };
   programs.set(key, p);
   if (programs.size > MAX_PROGRAMS) programs.delete(programs.keys().next().value!);

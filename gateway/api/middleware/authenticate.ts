@@ -19,7 +19,9 @@ export function authenticate(svc: ApiServices): MiddlewareHandler<ApiEnv> {
     if (scheme === 'bearer' && credential) {
       const claims = await svc.tokens.verifyAccess(credential);
       if (!claims) throw new ApiError('unauthenticated', 'the access token is invalid or expired');
-      subject = claims.provider ? { username: claims.sub, groups: claims.groups } : svc.auth.localSubject(claims.sub);
+      subject = claims.provider
+        ? { username: claims.sub, groups: claims.groups }
+        : svc.auth.localSubject(claims.sub);
       if (!subject) throw new ApiError('unauthenticated', `user "${claims.sub}" is disabled or gone`);
       c.set('claims', claims);
     } else if (scheme === 'key' && credential) {
@@ -27,7 +29,10 @@ export function authenticate(svc: ApiServices): MiddlewareHandler<ApiEnv> {
       subject = key?.username ? svc.auth.localSubject(key.username) : undefined;
       if (!subject) throw new ApiError('unauthenticated', 'the API key is invalid');
     } else {
-      throw new ApiError('unauthenticated', 'missing credentials: send Authorization: Bearer <token> or Key <api key>');
+      throw new ApiError(
+        'unauthenticated',
+        'missing credentials: send Authorization: Bearer <token> or Key <api key>',
+      );
     }
     c.set('subject', subject);
     await next();

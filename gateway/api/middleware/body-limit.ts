@@ -28,7 +28,11 @@ export function limitBody(maxSize: number): MiddlewareHandler {
     const deadline = Date.now() + DRAIN_MS;
     let drained = true;
     for (;;) {
-      if (tooBig && (size > DRAIN_BYTES || Date.now() > deadline)) { drained = false; void reader.cancel().catch(() => {}); break; }
+      if (tooBig && (size > DRAIN_BYTES || Date.now() > deadline)) {
+        drained = false;
+        void reader.cancel().catch(() => {});
+        break;
+      }
       const { done, value } = await reader.read();
       if (done) break;
       size += value.length;

@@ -8,7 +8,11 @@ import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
 
-interface StoredKey { metadata: { name: string; created_by?: string }; username: string; created_at: number }
+interface StoredKey {
+  metadata: { name: string; created_by?: string };
+  username: string;
+  created_at: number;
+}
 
 /**
  * API keys (cluster-wide): the key is the resource's name, a random UUID made by the backend. It
@@ -24,7 +28,11 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
 
   app.get('/apikeys', (c) => {
     authorize(c, svc, { verb: 'list', resource: 'apikeys' });
-    return c.json(page(c, svc.config.entries<StoredKey>(configKeys.prefix('apikeys')), (e) => e.key, pagingOf(c)).map((e) => e.value));
+    return c.json(
+      page(c, svc.config.entries<StoredKey>(configKeys.prefix('apikeys')), (e) => e.key, pagingOf(c)).map(
+        (e) => e.value,
+      ),
+    );
   });
 
   app.get('/apikeys/:key', (c) => {
@@ -36,9 +44,14 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.post('/apikeys', async (c) => {
     const body = validate(ApiKey, unwrap(await readJson(c)), 'API key');
     authorize(c, svc, { verb: 'create', resource: 'apikeys' });
-    if (svc.config.get(etcdKeys.user(body.username)) === undefined) throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);
+    if (svc.config.get(etcdKeys.user(body.username)) === undefined)
+      throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);
     const key = newApiKey();
-    const stored: StoredKey = { metadata: { name: key, created_by: c.get('subject').username }, username: body.username, created_at: Math.floor(Date.now() / 1000) };
+    const stored: StoredKey = {
+      metadata: { name: key, created_by: c.get('subject').username },
+      username: body.username,
+      created_at: Math.floor(Date.now() / 1000),
+    };
     await svc.config.create(configKeys.cluster('apikeys', key), stored);
     return c.body(null, 201, { Location: `/api/core/v2/apikeys/${key}` });
   });
@@ -48,8 +61,13 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'update', resource: 'apikeys', name: key });
     const patched = mergePatch(get(key), unwrap(await readJson(c))) as StoredKey;
     const body = validate(ApiKey, patched, 'API key');
-    if (svc.config.get(etcdKeys.user(body.username)) === undefined) throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);
-    const stored: StoredKey = { ...patched, metadata: { ...patched.metadata, name: key }, username: body.username };
+    if (svc.config.get(etcdKeys.user(body.username)) === undefined)
+      throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);
+    const stored: StoredKey = {
+      ...patched,
+      metadata: { ...patched.metadata, name: key },
+      username: body.username,
+    };
     await svc.config.put(configKeys.cluster('apikeys', key), stored);
     return sendOne(c, stored);
   });
@@ -57,7 +75,8 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.delete('/apikeys/:key', async (c) => {
     const key = c.req.param('key');
     authorize(c, svc, { verb: 'delete', resource: 'apikeys', name: key });
-    if (!(await svc.config.remove(configKeys.cluster('apikeys', key)))) throw new ApiError('not_found', 'resource not found');
+    if (!(await svc.config.remove(configKeys.cluster('apikeys', key))))
+      throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });
 

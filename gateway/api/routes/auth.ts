@@ -5,7 +5,9 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, validate } from '../http.ts';
 
-const RefreshBody = v.object({ refresh_token: v.pipe(v.string(), v.minLength(1, 'refresh_token is required')) });
+const RefreshBody = v.object({
+  refresh_token: v.pipe(v.string(), v.minLength(1, 'refresh_token is required')),
+});
 
 function basic(c: Context): { user: string; password: string } | undefined {
   const h = c.req.header('Authorization') ?? '';
@@ -15,7 +17,10 @@ function basic(c: Context): { user: string; password: string } | undefined {
   return i < 0 ? undefined : { user: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
-const bearer = (c: Context) => /^bearer /i.test(c.req.header('Authorization') ?? '') ? c.req.header('Authorization')!.slice(7).trim() : undefined;
+const bearer = (c: Context) =>
+  /^bearer /i.test(c.req.header('Authorization') ?? '')
+    ? c.req.header('Authorization')!.slice(7).trim()
+    : undefined;
 
 /**
  * `/auth` (Basic credentials → tokens), `/auth/test`, `/auth/token` (refresh) and `/auth/logout`.
@@ -32,14 +37,21 @@ export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
   };
 
   app.get('/auth', async (c) => c.json(await svc.tokens.issue(await login(c))));
-  app.get('/auth/test', async (c) => { await login(c); return c.body(null, 200); });
+  app.get('/auth/test', async (c) => {
+    await login(c);
+    return c.body(null, 200);
+  });
 
   app.post('/auth/token', async (c) => {
     const access = bearer(c);
     if (!access) throw new ApiError('invalid_argument', 'invalid access token');
     const { refresh_token } = validate(RefreshBody, await readJson(c), 'refresh request');
-    try { return c.json(await svc.tokens.refresh(access, refresh_token, (s) => svc.auth.current(s))); }
-    catch (err) { if (err instanceof RefreshRefusedError) throw new ApiError(err.kind, err.message); throw err; }
+    try {
+      return c.json(await svc.tokens.refresh(access, refresh_token, (s) => svc.auth.current(s)));
+    } catch (err) {
+      if (err instanceof RefreshRefusedError) throw new ApiError(err.kind, err.message);
+      throw err;
+    }
   });
 
   app.post('/auth/logout', async (c) => {

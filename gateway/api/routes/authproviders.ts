@@ -1,6 +1,12 @@
 import { Hono, type Context } from 'hono';
 import { configKeys } from '../../../proto/names.ts';
-import { AuthProviderSchema, missingProviderAttributes, normalizeProvider, withProviderDefaults, type AuthProvider } from '../../../proto/schemas/resources/authproviders.ts';
+import {
+  AuthProviderSchema,
+  missingProviderAttributes,
+  normalizeProvider,
+  withProviderDefaults,
+  type AuthProvider,
+} from '../../../proto/schemas/resources/authproviders.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, validate } from '../http.ts';
@@ -17,8 +23,15 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
 
   app.get('/authproviders', (c) => {
     authorize(c, svc, { verb: 'list', resource: 'authproviders' });
-    const types = new Set((c.req.queries('types') ?? []).flatMap((t) => t.split(',')).map((t) => t.trim().toLowerCase()).filter(Boolean));
-    const entries = svc.config.entries<AuthProvider>(configKeys.prefix('authproviders')).filter((e) => types.size === 0 || types.has(e.value.type));
+    const types = new Set(
+      (c.req.queries('types') ?? [])
+        .flatMap((t) => t.split(','))
+        .map((t) => t.trim().toLowerCase())
+        .filter(Boolean),
+    );
+    const entries = svc.config
+      .entries<AuthProvider>(configKeys.prefix('authproviders'))
+      .filter((e) => types.size === 0 || types.has(e.value.type));
     return c.json(page(c, entries, (e) => e.key, pagingOf(c)).map((e) => e.value));
   });
 
@@ -35,9 +48,17 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'update', resource: 'authproviders', name });
     const body = await readJson(c);
     const missing = missingProviderAttributes(body);
-    if (missing.length) throw new ApiError('invalid_argument', `malformed authentication provider: missing ${missing.join(', ')}`);
+    if (missing.length)
+      throw new ApiError(
+        'invalid_argument',
+        `malformed authentication provider: missing ${missing.join(', ')}`,
+      );
     const provider = validate(AuthProviderSchema, normalizeProvider(body), 'authentication provider');
-    if (provider.metadata.name !== name) throw new ApiError('invalid_argument', `the name in the body ("${provider.metadata.name}") differs from the URL ("${name}")`);
+    if (provider.metadata.name !== name)
+      throw new ApiError(
+        'invalid_argument',
+        `the name in the body ("${provider.metadata.name}") differs from the URL ("${name}")`,
+      );
     await svc.config.put(key(name), withProviderDefaults(provider));
     return c.body(null, 200);
   });
@@ -49,6 +70,7 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
 /** Also reachable as DELETE /api/core/v2/namespaces/:ns/authproviders/:name (spec rule 3). */
 export async function remove(c: Context<ApiEnv>, svc: ApiServices, name: string): Promise<Response> {
   authorize(c, svc, { verb: 'delete', resource: 'authproviders', name });
-  if (!(await svc.config.remove(configKeys.cluster('authproviders', name)))) throw new ApiError('not_found', `authentication provider "${name}" not found`);
+  if (!(await svc.config.remove(configKeys.cluster('authproviders', name))))
+    throw new ApiError('not_found', `authentication provider "${name}" not found`);
   return c.body(null, 204);
 }

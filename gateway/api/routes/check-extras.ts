@@ -21,12 +21,20 @@ export function checkExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'update', resource: 'checks', namespace: ns, name });
     const body = await readJson(c);
     const list = validate(HookList, { type, ...body }, 'hook list');
-    if (list.type !== type) throw new ApiError('invalid_argument', `the hook type in the body ("${list.type}") differs from the URL ("${type}")`);
+    if (list.type !== type)
+      throw new ApiError(
+        'invalid_argument',
+        `the hook type in the body ("${list.type}") differs from the URL ("${type}")`,
+      );
     const { key, value, modRevision } = load(ns, name);
     const others = (value.check_hooks ?? []).filter((h) => h.type !== type);
     const current = (value.check_hooks ?? []).find((h) => h.type === type)?.hooks ?? [];
     const merged = [...current, ...list.hooks.filter((h) => !current.includes(h))];
-    await svc.config.replace(key, { ...value, check_hooks: [...others, { type, hooks: merged }] }, modRevision);
+    await svc.config.replace(
+      key,
+      { ...value, check_hooks: [...others, { type, hooks: merged }] },
+      modRevision,
+    );
     return c.body(null, 201);
   });
 
@@ -35,7 +43,8 @@ export function checkExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'update', resource: 'checks', namespace: ns, name });
     const { key, value, modRevision } = load(ns, name);
     const group = (value.check_hooks ?? []).find((h) => h.type === type);
-    if (!group?.hooks.includes(hook)) throw new ApiError('not_found', `check "${name}" has no ${type} hook "${hook}"`);
+    if (!group?.hooks.includes(hook))
+      throw new ApiError('not_found', `check "${name}" has no ${type} hook "${hook}"`);
     const check_hooks = (value.check_hooks ?? [])
       .map((h) => (h.type === type ? { type, hooks: h.hooks.filter((x) => x !== hook) } : h))
       .filter((h) => h.hooks.length > 0);
@@ -49,10 +58,21 @@ export function checkExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
     // An empty body means "run it as configured"; anything else must be a valid request.
     const hasBody = (await c.req.text()).trim() !== '';
     const req = validate(AdhocRequest, hasBody ? await readJson(c) : {}, 'ad hoc request');
-    if (req.check && req.check !== name) throw new ApiError('invalid_argument', `the check in the body ("${req.check}") differs from the URL ("${name}")`);
+    if (req.check && req.check !== name)
+      throw new ApiError(
+        'invalid_argument',
+        `the check in the body ("${req.check}") differs from the URL ("${name}")`,
+      );
     load(ns, name);
     const issued = Math.floor(Date.now() / 1000);
-    await svc.queueAdhoc({ namespace: ns, check: name, subscriptions: req.subscriptions ?? [], creator: req.creator ?? c.get('subject').username, reason: req.reason ?? '', issued });
+    await svc.queueAdhoc({
+      namespace: ns,
+      check: name,
+      subscriptions: req.subscriptions ?? [],
+      creator: req.creator ?? c.get('subject').username,
+      reason: req.reason ?? '',
+      issued,
+    });
     return c.json({ issued }, 202);
   });
 

@@ -13,7 +13,8 @@ type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
 /** 404 unless the namespace exists: nothing is created in a namespace nobody made. */
 export function requireNamespace(svc: ApiServices, ns: string): void {
-  if (svc.config.get(etcdKeys.namespace(ns)) === undefined) throw new ApiError('not_found', `namespace "${ns}" not found`);
+  if (svc.config.get(etcdKeys.namespace(ns)) === undefined)
+    throw new ApiError('not_found', `namespace "${ns}" not found`);
 }
 
 /**
@@ -24,43 +25,75 @@ export function requireNamespace(svc: ApiServices, ns: string): void {
 export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const base = def.namespaced ? `/namespaces/:ns/${def.plural}` : `/${def.plural}`;
-  const keyOf = (ns: string | undefined, name: string) => (def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name));
+  const keyOf = (ns: string | undefined, name: string) =>
+    def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name);
   const nsOf = (c: Context<ApiEnv>) => (def.namespaced ? c.req.param('ns') : undefined);
 
   const listing: Listing<ConfigEntry<Body>> = {
-    resource: def.plural, word: singular(def.plural), labelsOf: metadataLabels,
-    keyOf: (e) => e.key, valueOf: (e) => e.value, namespaceOf: (e) => String(e.value.metadata?.namespace ?? ''),
+    resource: def.plural,
+    word: singular(def.plural),
+    labelsOf: metadataLabels,
+    keyOf: (e) => e.key,
+    valueOf: (e) => e.value,
+    namespaceOf: (e) => String(e.value.metadata?.namespace ?? ''),
   };
   const values = (entries: ConfigEntry<Body>[]) => entries.map((e) => e.value);
 
   app.get(base, (c) => {
     const ns = nsOf(c);
-    return c.json(values(listIn(c, svc, listing, ns, () => svc.config.entries<Body>(configKeys.prefix(def.plural, ns)))));
+    return c.json(
+      values(listIn(c, svc, listing, ns, () => svc.config.entries<Body>(configKeys.prefix(def.plural, ns)))),
+    );
   });
-  if (def.namespaced) app.get(`/${def.plural}`, (c) => c.json(values(listAcross(c, svc, listing, () => svc.config.entries<Body>(configKeys.prefix(def.plural))))));
+  if (def.namespaced)
+    app.get(`/${def.plural}`, (c) =>
+      c.json(
+        values(listAcross(c, svc, listing, () => svc.config.entries<Body>(configKeys.prefix(def.plural)))),
+      ),
+    );
 
   app.get(`${base}/:name`, (c) => {
-    const ns = nsOf(c), name = c.req.param('name');
+    const ns = nsOf(c),
+      name = c.req.param('name');
     authorize(c, svc, { verb: 'get', resource: def.plural, namespace: ns, name });
     const value = svc.config.get<Body>(keyOf(ns, name));
     if (value === undefined) throw new ApiError('not_found', 'resource not found');
     return sendOne(c, value);
   });
 
-  const prepare = async (c: Context<ApiEnv>, name: string | undefined): Promise<{ key: string; stored: Body; name: string }> => {
+  const prepare = async (
+    c: Context<ApiEnv>,
+    name: string | undefined,
+  ): Promise<{ key: string; stored: Body; name: string }> => {
     const ns = nsOf(c);
     const body = placeInUrl(unwrap(await readJson(c)) as Body, name, ns);
     const resolvedName = name ?? def.nameOf(body);
-    if (!resolvedName) throw new ApiError('invalid_argument', `invalid ${singular(def.plural)}: metadata.name is required`);
-    authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: def.plural, namespace: ns, name: resolvedName });
+    if (!resolvedName)
+      throw new ApiError('invalid_argument', `invalid ${singular(def.plural)}: metadata.name is required`);
+    authorize(c, svc, {
+      verb: c.req.method === 'POST' ? 'create' : 'update',
+      resource: def.plural,
+      namespace: ns,
+      name: resolvedName,
+    });
     if (ns !== undefined) requireNamespace(svc, ns);
     const value = validate(def.schema, body, singular(def.plural)) as Body;
-    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now(), silencedExpiry: svc.silencedExpiry }) : value;
+    const stored = def.toStored
+      ? def.toStored(value, {
+          subject: c.get('subject'),
+          now: Date.now(),
+          silencedExpiry: svc.silencedExpiry,
+        })
+      : value;
     const finalName = def.nameOf(stored) ?? resolvedName;
     const key = keyOf(ns, finalName);
     // created_by names the creator: a replace keeps it.
     const creator = svc.config.get<Body>(key)?.metadata?.created_by ?? c.get('subject').username;
-    return { key, stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } }, name: finalName };
+    return {
+      key,
+      stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } },
+      name: finalName,
+    };
   };
 
   // A replace without a lease moves the key off any earlier one: the deadline follows the body.
@@ -68,8 +101,12 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
 
   app.post(base, async (c) => {
     const { key, stored } = await prepare(c, undefined);
-    try { await svc.config.create(key, stored, leaseOf(stored)); }
-    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists'); throw err; }
+    try {
+      await svc.config.create(key, stored, leaseOf(stored));
+    } catch (err) {
+      if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists');
+      throw err;
+    }
     return c.body(null, 201);
   });
 
@@ -80,7 +117,8 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
   });
 
   app.patch(`${base}/:name`, async (c) => {
-    const ns = nsOf(c), name = c.req.param('name');
+    const ns = nsOf(c),
+      name = c.req.param('name');
     authorize(c, svc, { verb: 'update', resource: def.plural, namespace: ns, name });
     const key = keyOf(ns, name);
     const current = svc.config.entry<Body>(key);
@@ -88,14 +126,26 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     checkPreconditions(c, current.value);
     const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
-    const stored = def.toStored ? def.toStored(value, { subject: c.get('subject'), now: Date.now(), silencedExpiry: svc.silencedExpiry }) : value;
-    try { await svc.config.replace(key, stored, current.modRevision, leaseOf(stored)); }
-    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('conflict', 'the resource changed while it was being patched; retry'); throw err; }
+    const stored = def.toStored
+      ? def.toStored(value, {
+          subject: c.get('subject'),
+          now: Date.now(),
+          silencedExpiry: svc.silencedExpiry,
+        })
+      : value;
+    try {
+      await svc.config.replace(key, stored, current.modRevision, leaseOf(stored));
+    } catch (err) {
+      if (err instanceof ConfigConflictError)
+        throw new ApiError('conflict', 'the resource changed while it was being patched; retry');
+      throw err;
+    }
     return sendOne(c, stored);
   });
 
   app.delete(`${base}/:name`, async (c) => {
-    const ns = nsOf(c), name = c.req.param('name');
+    const ns = nsOf(c),
+      name = c.req.param('name');
     authorize(c, svc, { verb: 'delete', resource: def.plural, namespace: ns, name });
     if (!(await svc.config.remove(keyOf(ns, name)))) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);

@@ -20,21 +20,36 @@ import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 const shown = { entity: new WeakMap<ReadItem, string>(), event: new WeakMap<ReadItem, string>() };
 function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
   let json = shown[kind].get(item);
-  if (json === undefined) { json = redactJsonText(item.json, kind, () => item.value()); shown[kind].set(item, json); }
+  if (json === undefined) {
+    json = redactJsonText(item.json, kind, () => item.value());
+    shown[kind].set(item, json);
+  }
   return json;
 }
 
 /** A page of read-model items as a JSON array, written from the stored JSON without re-encoding. */
 export function sendItems(c: Context, items: ReadItem[], kind: 'entity' | 'event'): Response {
-  return c.body(`[${items.map((i) => shownJson(i, kind)).join(',')}]`, 200, { 'Content-Type': 'application/json' });
+  return c.body(`[${items.map((i) => shownJson(i, kind)).join(',')}]`, 200, {
+    'Content-Type': 'application/json',
+  });
 }
 
 /** The namespace part of a read-model key. */
 const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
 
 /** Lists of read-model items, which are keyed, and namespaced, by their read-model key. */
-export const readModelListing = (resource: string, word: string, labelsOf: Listing<ReadItem>['labelsOf']): Listing<ReadItem> =>
-  ({ resource, word, labelsOf, keyOf: (i) => i.key, valueOf: (i) => i.value(), namespaceOf: (i) => nsOfKey(i.key) });
+export const readModelListing = (
+  resource: string,
+  word: string,
+  labelsOf: Listing<ReadItem>['labelsOf'],
+): Listing<ReadItem> => ({
+  resource,
+  word,
+  labelsOf,
+  keyOf: (i) => i.key,
+  valueOf: (i) => i.value(),
+  namespaceOf: (i) => nsOfKey(i.key),
+});
 
 /**
  * Entities: lists from the read model, single reads from KV, and every write through the entity's
@@ -46,9 +61,19 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   const listing = readModelListing('entities', 'entity', metadataLabels);
   app.get('/namespaces/:ns/entities', (c) => {
     const ns = c.req.param('ns');
-    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.entities.range(ns + SEP, after)), 'entity');
+    return sendItems(
+      c,
+      listIn(c, svc, listing, ns, (after) => svc.readModel.entities.range(ns + SEP, after)),
+      'entity',
+    );
   });
-  app.get('/entities', (c) => sendItems(c, listAcross(c, svc, listing, (after) => svc.readModel.entities.range('', after)), 'entity'));
+  app.get('/entities', (c) =>
+    sendItems(
+      c,
+      listAcross(c, svc, listing, (after) => svc.readModel.entities.range('', after)),
+      'entity',
+    ),
+  );
 
   app.get('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();
@@ -64,7 +89,12 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const name = urlName ?? (body.metadata?.name as string | undefined);
     if (!name) throw new ApiError('invalid_argument', 'invalid entity: metadata.name is required');
     validate(Name, name, 'entity name');
-    authorize(c, svc, { verb: mode === 'create' ? 'create' : 'update', resource: 'entities', namespace: ns, name });
+    authorize(c, svc, {
+      verb: mode === 'create' ? 'create' : 'update',
+      resource: 'entities',
+      namespace: ns,
+      name,
+    });
     requireNamespace(svc, ns);
     const entity = validate(Entity, body, 'entity');
     if (svc.entityLimit?.refuses(ns, name)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
@@ -85,7 +115,9 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };
-    const res = await entityRef(svc.actors, ns, name).ask('put-entity', msg, { msgId: await writeMessageId(c) });
+    const res = await entityRef(svc.actors, ns, name).ask('put-entity', msg, {
+      msgId: await writeMessageId(c),
+    });
     // A retried request is answered from what the actor remembers, which may not hold the entity.
     const entity = 'entity' in res ? res.entity : await svc.reads.entity(ns, name);
     if (!entity) throw new ApiError('not_found', 'resource not found');
@@ -95,7 +127,9 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.delete('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'entities', namespace: ns, name });
-    const res = await entityRef(svc.actors, ns, name).ask('delete-entity', null, { msgId: await writeMessageId(c) });
+    const res = await entityRef(svc.actors, ns, name).ask('delete-entity', null, {
+      msgId: await writeMessageId(c),
+    });
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

@@ -31,12 +31,12 @@ export function eventStreamRoutes(svc: ApiServices, feed: EventFeed): Hono<ApiEn
     // Parsed now, so a bad selector is a 400 before the stream opens.
     const selected = selectorOf(c, 'event', eventLabels);
     const accept = (change: EventChange, parsed: () => unknown) =>
-      inNamespace(change.namespace)
+      inNamespace(change.namespace) &&
       // Checked on every change: a role taken away ends what the stream shows at once.
-      && svc.authz.allowed(subject, { verb: 'list', resource: 'events', namespace: change.namespace })
-      && (entity === undefined || change.entity === entity)
-      && (check === undefined || change.check === check)
-      && (change.op === 'delete' || !selected || selected(parsed()));
+      svc.authz.allowed(subject, { verb: 'list', resource: 'events', namespace: change.namespace }) &&
+      (entity === undefined || change.entity === entity) &&
+      (check === undefined || change.check === check) &&
+      (change.op === 'delete' || !selected || selected(parsed()));
     const body = feed.open({ accept }, { user: subject.username, namespace: where });
     return c.body(body, 200, SSE_HEADERS);
   };

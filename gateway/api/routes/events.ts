@@ -21,7 +21,11 @@ type Named = { metadata?: { name?: unknown; namespace?: unknown } } | undefined;
 /** A URL name wins only when the body agrees or is silent. */
 function nameFrom(part: Named, urlName: string | undefined, what: string): string | undefined {
   const bodyName = typeof part?.metadata?.name === 'string' ? part.metadata.name : undefined;
-  if (urlName !== undefined && bodyName !== undefined && bodyName !== urlName) throw new ApiError('invalid_argument', `the ${what} name in the body ("${bodyName}") differs from the URL ("${urlName}")`);
+  if (urlName !== undefined && bodyName !== undefined && bodyName !== urlName)
+    throw new ApiError(
+      'invalid_argument',
+      `the ${what} name in the body ("${bodyName}") differs from the URL ("${urlName}")`,
+    );
   return urlName ?? bodyName;
 }
 
@@ -35,12 +39,26 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
   const listing = readModelListing('events', 'event', eventLabels);
   app.get('/namespaces/:ns/events', (c) => {
     const ns = c.req.param('ns');
-    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP, after)), 'event');
+    return sendItems(
+      c,
+      listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP, after)),
+      'event',
+    );
   });
-  app.get('/events', (c) => sendItems(c, listAcross(c, svc, listing, (after) => svc.readModel.events.range('', after)), 'event'));
+  app.get('/events', (c) =>
+    sendItems(
+      c,
+      listAcross(c, svc, listing, (after) => svc.readModel.events.range('', after)),
+      'event',
+    ),
+  );
   app.get('/namespaces/:ns/events/:entity', (c) => {
     const { ns, entity } = c.req.param();
-    return sendItems(c, listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP + entity + SEP, after)), 'event');
+    return sendItems(
+      c,
+      listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP + entity + SEP, after)),
+      'event',
+    );
   });
 
   app.get('/namespaces/:ns/events/:entity/:check', async (c) => {
@@ -57,15 +75,31 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     const entity = nameFrom(raw.entity, urlEntity, 'entity');
     const check = nameFrom(raw.check, urlCheck, 'check');
     if (!entity) throw new ApiError('invalid_argument', 'invalid event: entity.metadata.name is required');
-    if (!check && !raw.metrics) throw new ApiError('invalid_argument', 'invalid event: check.metadata.name is required');
+    if (!check && !raw.metrics)
+      throw new ApiError('invalid_argument', 'invalid event: check.metadata.name is required');
     validate(Name, entity, 'entity name');
     if (check) validate(Name, check, 'check name');
-    authorize(c, svc, { verb: c.req.method === 'POST' ? 'create' : 'update', resource: 'events', namespace: ns, name: check });
+    authorize(c, svc, {
+      verb: c.req.method === 'POST' ? 'create' : 'update',
+      resource: 'events',
+      namespace: ns,
+      name: check,
+    });
     requireNamespace(svc, ns);
     const withNames = {
       ...raw,
-      entity: { ...(raw.entity ?? {}), metadata: { ...(raw.entity?.metadata ?? {}), name: entity, namespace: ns } },
-      ...(check ? { check: { ...(raw.check ?? {}), metadata: { ...(raw.check?.metadata ?? {}), name: check, namespace: ns } } } : {}),
+      entity: {
+        ...(raw.entity ?? {}),
+        metadata: { ...(raw.entity?.metadata ?? {}), name: entity, namespace: ns },
+      },
+      ...(check
+        ? {
+            check: {
+              ...(raw.check ?? {}),
+              metadata: { ...(raw.check?.metadata ?? {}), name: check, namespace: ns },
+            },
+          }
+        : {}),
     };
     const event = validate(Event, withNames, 'event');
     // Metrics-only events are not stored: answered once their pipeline job is durable.
@@ -75,19 +109,29 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
     }
     // An event about an unknown entity creates it (a proxy), so it counts against the limit.
     if (svc.entityLimit?.refuses(ns, entity)) throw new ApiError('payment_required', ENTITY_LIMIT_MESSAGE);
-    const msg: EventMsg = { origin: { namespace: ns, name: entity, user: c.get('subject').username }, event, source: 'api' };
+    const msg: EventMsg = {
+      origin: { namespace: ns, name: entity, user: c.get('subject').username },
+      event,
+      source: 'api',
+    };
     await entityRef(svc.actors, ns, entity).ask('event', msg, { msgId: await writeMessageId(c) });
     return c.body(null, 201);
   };
   app.post('/namespaces/:ns/events', (c) => write(c));
-  app.post('/namespaces/:ns/events/:entity/:check', (c) => write(c, c.req.param('entity'), c.req.param('check')));
-  app.put('/namespaces/:ns/events/:entity/:check', (c) => write(c, c.req.param('entity'), c.req.param('check')));
+  app.post('/namespaces/:ns/events/:entity/:check', (c) =>
+    write(c, c.req.param('entity'), c.req.param('check')),
+  );
+  app.put('/namespaces/:ns/events/:entity/:check', (c) =>
+    write(c, c.req.param('entity'), c.req.param('check')),
+  );
 
   app.delete('/namespaces/:ns/events/:entity/:check', async (c) => {
     const { ns, entity, check } = c.req.param();
     authorize(c, svc, { verb: 'delete', resource: 'events', namespace: ns, name: check });
     const msg: DeleteEventMsg = { check };
-    const res = await entityRef(svc.actors, ns, entity).ask('delete-event', msg, { msgId: await writeMessageId(c) });
+    const res = await entityRef(svc.actors, ns, entity).ask('delete-event', msg, {
+      msgId: await writeMessageId(c),
+    });
     if (!res.deleted) throw new ApiError('not_found', 'resource not found');
     return c.body(null, 204);
   });

@@ -9,7 +9,18 @@ import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
 
-const NAMESPACED = ['assets', 'checks', 'filters', 'handlers', 'hooks', 'mutators', 'pipelines', 'roles', 'rolebindings', 'silenced'];
+const NAMESPACED = [
+  'assets',
+  'checks',
+  'filters',
+  'handlers',
+  'hooks',
+  'mutators',
+  'pipelines',
+  'roles',
+  'rolebindings',
+  'silenced',
+];
 const MAX_NAMED = 10;
 
 /**
@@ -19,11 +30,14 @@ const MAX_NAMED = 10;
 export function namespaceRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const may = (s: ApiEnv['Variables']['subject'], verb: 'get' | 'list', name: string) =>
-    svc.authz.allowed(s, { verb, resource: 'namespaces' }) || svc.authz.allowed(s, { verb: 'get', resource: 'namespaces', namespace: name, name });
+    svc.authz.allowed(s, { verb, resource: 'namespaces' }) ||
+    svc.authz.allowed(s, { verb: 'get', resource: 'namespaces', namespace: name, name });
 
   app.get('/namespaces', (c) => {
     const s = c.get('subject');
-    const all = svc.config.entries<{ name: string }>(configKeys.prefix('namespaces')).filter((e) => may(s, 'list', e.value.name));
+    const all = svc.config
+      .entries<{ name: string }>(configKeys.prefix('namespaces'))
+      .filter((e) => may(s, 'list', e.value.name));
     return c.json(page(c, all, (e) => e.key, pagingOf(c)).map((e) => e.value));
   });
 
@@ -40,16 +54,26 @@ export function namespaceRoutes(svc: ApiServices): Hono<ApiEnv> {
     const v = validate(Namespace, raw, 'namespace');
     const name = v.name ?? v.metadata?.name ?? urlName;
     if (!name) throw new ApiError('invalid_argument', 'invalid namespace: name is required');
-    if (urlName && name !== urlName) throw new ApiError('invalid_argument', `the name in the body ("${name}") differs from the URL ("${urlName}")`);
+    if (urlName && name !== urlName)
+      throw new ApiError(
+        'invalid_argument',
+        `the name in the body ("${name}") differs from the URL ("${urlName}")`,
+      );
     return name;
   };
-  const seed = async (name: string) => { for (const [k, v] of namespaceSeeds(name)) await svc.config.put(k, v); };
+  const seed = async (name: string) => {
+    for (const [k, v] of namespaceSeeds(name)) await svc.config.put(k, v);
+  };
 
   app.post('/namespaces', async (c) => {
     const name = await body(c);
     authorize(c, svc, { verb: 'create', resource: 'namespaces', name });
-    try { await svc.config.create(etcdKeys.namespace(name), { name }); }
-    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists'); throw err; }
+    try {
+      await svc.config.create(etcdKeys.namespace(name), { name });
+    } catch (err) {
+      if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists');
+      throw err;
+    }
     await seed(name);
     return c.body(null, 201);
   });
@@ -64,9 +88,11 @@ export function namespaceRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.delete('/namespaces/:name', async (c) => {
     const name = c.req.param('name');
     authorize(c, svc, { verb: 'delete', resource: 'namespaces', name });
-    if (svc.config.get(etcdKeys.namespace(name)) === undefined) throw new ApiError('not_found', 'resource not found');
+    if (svc.config.get(etcdKeys.namespace(name)) === undefined)
+      throw new ApiError('not_found', 'resource not found');
     const holders = referencesTo(svc, name);
-    if (holders.length) throw new ApiError('conflict', `namespace "${name}" is not empty: ${holders.join('; ')}`);
+    if (holders.length)
+      throw new ApiError('conflict', `namespace "${name}" is not empty: ${holders.join('; ')}`);
     for (const [k] of namespaceSeeds(name)) await svc.config.remove(k);
     await svc.config.remove(etcdKeys.namespace(name));
     return c.body(null, 204);
@@ -81,13 +107,28 @@ function referencesTo(svc: ApiServices, ns: string): string[] {
   const out: string[] = [];
   const describe = (kind: string, names: string[]) => {
     if (!names.length) return;
-    const shown = names.slice(0, MAX_NAMED).map((n) => `"${n}"`).join(', ');
+    const shown = names
+      .slice(0, MAX_NAMED)
+      .map((n) => `"${n}"`)
+      .join(', ');
     out.push(`${names.length} ${kind} (${shown}${names.length > MAX_NAMED ? ', ...' : ''})`);
   };
   for (const kind of NAMESPACED) {
-    describe(kind, svc.config.entries<{ metadata?: { name?: string } }>(configKeys.prefix(kind, ns)).filter((e) => !seeded.has(e.key)).map((e) => e.value.metadata?.name ?? '?'));
+    describe(
+      kind,
+      svc.config
+        .entries<{ metadata?: { name?: string } }>(configKeys.prefix(kind, ns))
+        .filter((e) => !seeded.has(e.key))
+        .map((e) => e.value.metadata?.name ?? '?'),
+    );
   }
-  describe('entities', [...svc.readModel.entities.range(ns + SEP)].map((i) => i.key.slice(ns.length + 1)));
-  describe('events', [...svc.readModel.events.range(ns + SEP)].map((i) => i.key.slice(ns.length + 1).replace(SEP, '/')));
+  describe(
+    'entities',
+    [...svc.readModel.entities.range(ns + SEP)].map((i) => i.key.slice(ns.length + 1)),
+  );
+  describe(
+    'events',
+    [...svc.readModel.events.range(ns + SEP)].map((i) => i.key.slice(ns.length + 1).replace(SEP, '/')),
+  );
   return out;
 }

@@ -4,15 +4,28 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { authorize } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
 
-interface Silenced { metadata?: { namespace?: string }; subscription?: string; check?: string }
+interface Silenced {
+  metadata?: { namespace?: string };
+  subscription?: string;
+  check?: string;
+}
 
 /** Silenced entries by subscription or by check, in one namespace or (by check) in all. */
 export function silencedExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const send = (c: Context<ApiEnv>, ns: string | undefined, keep: (s: Silenced) => boolean) => {
     const s = c.get('subject');
-    const entries = svc.config.entries<Silenced>(configKeys.prefix('silenced', ns))
-      .filter((e) => keep(e.value) && svc.authz.allowed(s, { verb: 'list', resource: 'silenced', namespace: e.value.metadata?.namespace }));
+    const entries = svc.config
+      .entries<Silenced>(configKeys.prefix('silenced', ns))
+      .filter(
+        (e) =>
+          keep(e.value) &&
+          svc.authz.allowed(s, {
+            verb: 'list',
+            resource: 'silenced',
+            namespace: e.value.metadata?.namespace,
+          }),
+      );
     return c.json(page(c, entries, (e) => e.key, pagingOf(c)).map((e) => e.value));
   };
 

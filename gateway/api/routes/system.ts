@@ -36,6 +36,8 @@ export function systemRoutes(deps: SystemDeps): Hono {
   });
   app.get('/ready', (c) => (deps.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
   app.get('/version', async (c) => c.json(await deps.version()));
-  app.get('/metrics', async (c) => c.body(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.contentType }));
+  app.get('/metrics', async (c) =>
+    c.body(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.contentType }),
+  );
   return app;
 }

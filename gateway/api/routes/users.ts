@@ -32,7 +32,8 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
   const authorizeUser = (c: Context<ApiEnv>, verb: Access['verb'], name: string, selfAllowed: boolean) => {
     const s = c.get('subject');
     if (svc.authz.allowed(s, { verb, resource: 'users', name })) return;
-    if (selfAllowed && s.username === name && svc.authz.allowed(s, { verb, resource: 'localselfuser', name })) return;
+    if (selfAllowed && s.username === name && svc.authz.allowed(s, { verb, resource: 'localselfuser', name }))
+      return;
     throw new ApiError('permission_denied', `user "${s.username}" may not ${verb} users "${name}"`);
   };
 
@@ -48,21 +49,38 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
     return sendOne(c, userView(load(name)));
   });
 
-  const fromBody = async (c: Context<ApiEnv>, urlName: string | undefined, existing: Stored | undefined): Promise<Stored> => {
+  const fromBody = async (
+    c: Context<ApiEnv>,
+    urlName: string | undefined,
+    existing: Stored | undefined,
+  ): Promise<Stored> => {
     const u = validate(User, unwrap(await readJson(c)), 'user');
     const username = u.username ?? urlName;
     if (!username) throw new ApiError('invalid_argument', 'invalid user: username is required');
-    if (urlName && username !== urlName) throw new ApiError('invalid_argument', `the username in the body ("${username}") differs from the URL ("${urlName}")`);
-    const hash = u.password ? await hashPassword(u.password) : u.password_hash ?? existing?.password_hash;
+    if (urlName && username !== urlName)
+      throw new ApiError(
+        'invalid_argument',
+        `the username in the body ("${username}") differs from the URL ("${urlName}")`,
+      );
+    const hash = u.password ? await hashPassword(u.password) : (u.password_hash ?? existing?.password_hash);
     if (!hash) throw new ApiError('invalid_argument', 'invalid user: password is required');
-    return { username, password_hash: hash, groups: u.groups ?? existing?.groups ?? [], disabled: u.disabled ?? existing?.disabled ?? false };
+    return {
+      username,
+      password_hash: hash,
+      groups: u.groups ?? existing?.groups ?? [],
+      disabled: u.disabled ?? existing?.disabled ?? false,
+    };
   };
 
   app.post('/users', async (c) => {
     const u = await fromBody(c, undefined, undefined);
     authorizeUser(c, 'create', u.username, false);
-    try { await svc.config.create(etcdKeys.user(u.username), u); }
-    catch (err) { if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists'); throw err; }
+    try {
+      await svc.config.create(etcdKeys.user(u.username), u);
+    } catch (err) {
+      if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists');
+      throw err;
+    }
     return c.body(null, 201);
   });
 
@@ -109,7 +127,8 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
     const body = validate(PasswordChange, await readJson(c), 'password change');
     if (!body.password_new) throw new ApiError('invalid_argument', 'password_new is required');
     const user = load(name);
-    if (!body.password || !(await verifyPassword(body.password, user.password_hash))) throw new ApiError('unauthenticated', 'the current password is wrong');
+    if (!body.password || !(await verifyPassword(body.password, user.password_hash)))
+      throw new ApiError('unauthenticated', 'the current password is wrong');
     await save({ ...user, password_hash: await hashPassword(body.password_new) });
     return c.body(null, 201);
   });
@@ -126,7 +145,8 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
     const { name, group } = c.req.param();
     authorizeUser(c, 'update', name, false);
     const u = load(name);
-    if (!u.groups.includes(group)) throw new ApiError('not_found', `user "${name}" is not in group "${group}"`);
+    if (!u.groups.includes(group))
+      throw new ApiError('not_found', `user "${name}" is not in group "${group}"`);
     await save({ ...u, groups: u.groups.filter((g) => g !== group) });
     return c.body(null, 204);
   });

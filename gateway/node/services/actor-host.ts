@@ -31,30 +31,56 @@ interface ActorHostDeps {
  * node leaves the cluster.
  */
 export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: Logger): Provider<ActorHost> {
-  return provider('actor host', async () => {
-    const nats = deps.nats();
-    const membership = deps.membership();
-    const config = deps.config();
-    const silenced = deps.silenced();
-    return new ActorHost({
-      nats, stores: deps.stores(), shardCount: SHARD_COUNT, guard: () => membership.guardOk(),
-      publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
-      behaviors: [entityBehavior({
-        node: cfg.name, stats: deps.entityStats, deregistrationHandler: cfg['deregistration-handler'], interest: deps.interest(),
-        silence: (ns, event, entity, nowSec) => {
-          const entries = silenced.forNamespace(ns);
-          if (entries.length === 0) return { names: [], onResolve: [] };
-          const names = silencedBy(entries, event, entity, nowSec);
-          return { names, onResolve: names.length ? toDeleteOnResolve(entries, names) : [] };
-        },
-        unsilence: async (ns, names) => {
-          for (const name of names) {
-            await silenced.remove(ns, name).catch((err) => log.warn('expire_on_resolve: silenced entry not removed', { namespace: ns, silenced: name, error: (err as Error).message }));
-          }
-        },
-        pushConfig: (ns, name, entity) => nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
-      }), scheduleBehavior({ config, readModel: deps.readModel(), publish: (subject, data) => nats.publish(subject, data) })],
-      log: log.child({ component: 'actors' }),
-    });
-  }, (host) => host.stop());
+  return provider(
+    'actor host',
+    async () => {
+      const nats = deps.nats();
+      const membership = deps.membership();
+      const config = deps.config();
+      const silenced = deps.silenced();
+      return new ActorHost({
+        nats,
+        stores: deps.stores(),
+        shardCount: SHARD_COUNT,
+        guard: () => membership.guardOk(),
+        publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
+        behaviors: [
+          entityBehavior({
+            node: cfg.name,
+            stats: deps.entityStats,
+            deregistrationHandler: cfg['deregistration-handler'],
+            interest: deps.interest(),
+            silence: (ns, event, entity, nowSec) => {
+              const entries = silenced.forNamespace(ns);
+              if (entries.length === 0) return { names: [], onResolve: [] };
+              const names = silencedBy(entries, event, entity, nowSec);
+              return { names, onResolve: names.length ? toDeleteOnResolve(entries, names) : [] };
+            },
+            unsilence: async (ns, names) => {
+              for (const name of names) {
+                await silenced
+                  .remove(ns, name)
+                  .catch((err) =>
+                    log.warn('expire_on_resolve: silenced entry not removed', {
+                      namespace: ns,
+                      silenced: name,
+                      error: (err as Error).message,
+                    }),
+                  );
+              }
+            },
+            pushConfig: (ns, name, entity) =>
+              nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
+          }),
+          scheduleBehavior({
+            config,
+            readModel: deps.readModel(),
+            publish: (subject, data) => nats.publish(subject, data),
+          }),
+        ],
+        log: log.child({ component: 'actors' }),
+      });
+    },
+    (host) => host.stop(),
+  );
 }

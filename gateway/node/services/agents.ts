@@ -20,13 +20,31 @@ interface AgentsDeps {
 }
 
 /** The agent port: WebSocket sessions of the agents connected to this node. */
-export function agentsService(cfg: BackendConfig, agentTls: AgentServerTls | undefined, deps: AgentsDeps, log: Logger): Provider<AgentGateway> {
-  return provider('agents', async () => {
-    const gateway = new AgentGateway({
-      tls: agentTls, host: cfg['agent-host'], port: cfg['agent-port'], node: cfg.name, config: deps.config(), authz: deps.authz(),
-      actors: deps.actors(), nats: deps.nats(), entityLimit: deps.entityLimit(), pipeline: deps.pipelineQueue(), log: log.child({ component: 'agents' }),
-    });
-    await gateway.start();
-    return gateway;
-  }, (gateway) => gateway.stop());
+export function agentsService(
+  cfg: BackendConfig,
+  agentTls: AgentServerTls | undefined,
+  deps: AgentsDeps,
+  log: Logger,
+): Provider<AgentGateway> {
+  return provider(
+    'agents',
+    async () => {
+      const gateway = new AgentGateway({
+        tls: agentTls,
+        host: cfg['agent-host'],
+        port: cfg['agent-port'],
+        node: cfg.name,
+        config: deps.config(),
+        authz: deps.authz(),
+        actors: deps.actors(),
+        nats: deps.nats(),
+        entityLimit: deps.entityLimit(),
+        pipeline: deps.pipelineQueue(),
+        log: log.child({ component: 'agents' }),
+      });
+      await gateway.start();
+      return gateway;
+    },
+    (gateway) => gateway.stop(),
+  );
 }

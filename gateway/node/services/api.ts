@@ -34,18 +34,32 @@ const DEFAULTS = {
 
 /** Access and refresh tokens of API logins; their signing key is the cluster's, in etcd. */
 export function tokensService(etcd: () => EtcdAdapter): Provider<TokenService> {
-  return provider('tokens', async () => {
-    const tokens = new TokenService(etcd());
-    await tokens.start();
-    return tokens;
-  }, (tokens) => tokens.stop());
+  return provider(
+    'tokens',
+    async () => {
+      const tokens = new TokenService(etcd());
+      await tokens.start();
+      return tokens;
+    },
+    (tokens) => tokens.stop(),
+  );
 }
 
 /** The in-memory view of entities and events the API lists from; the node serves before it is filled. */
 export function readModelService(readModel: () => EntityReadModel): Service & { ready(): boolean } {
   let ready = false;
   return {
-    ...service('read model', async () => { void readModel().start().then(() => { ready = true; }); }, async () => readModel().stop()),
+    ...service(
+      'read model',
+      async () => {
+        void readModel()
+          .start()
+          .then(() => {
+            ready = true;
+          });
+      },
+      async () => readModel().stop(),
+    ),
     ready: () => ready,
   };
 }
@@ -73,17 +87,34 @@ interface ApiServiceDeps {
 
 function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthReport> {
   return async () => {
-    const [etcd, nats, membership, host, pipeline] = [d.etcd(), d.nats(), d.membership(), d.host(), d.pipeline()];
+    const [etcd, nats, membership, host, pipeline] = [
+      d.etcd(),
+      d.nats(),
+      d.membership(),
+      d.host(),
+      d.pipeline(),
+    ];
     const [etcdOk, natsOk] = await Promise.all([
-      etcd.get(etcdKeys.clusterConfig).then(() => ({ healthy: true }), (e: Error) => ({ healthy: false, error: e.message })),
+      etcd.get(etcdKeys.clusterConfig).then(
+        () => ({ healthy: true }),
+        (e: Error) => ({ healthy: false, error: e.message }),
+      ),
       nats.ping().then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
     ]);
     return {
       healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
-      node: cfg.name, etcd: etcdOk, nats: natsOk,
-      shards: { owned: host.ownedCount, total: SHARD_COUNT }, members: membership.memberNames(),
+      node: cfg.name,
+      etcd: etcdOk,
+      nats: natsOk,
+      shards: { owned: host.ownedCount, total: SHARD_COUNT },
+      members: membership.memberNames(),
       agents: { connected: d.agents().sessionCount },
-      runtime: { actors: host.actorCount, timers: host.timerCount, mailbox_depth: host.mailboxDepth(), committed_turns: host.committedTurns },
+      runtime: {
+        actors: host.actorCount,
+        timers: host.timerCount,
+        mailbox_depth: host.mailboxDepth(),
+        committed_turns: host.committedTurns,
+      },
       pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
     };
   };
@@ -92,8 +123,19 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
 function version(d: ApiServiceDeps) {
   return async () => {
     let etcdVersion: { etcdserver?: string; etcdcluster?: string } = {};
-    try { etcdVersion = await (await fetch(`${d.etcdUrls()[0]}/version`, { signal: AbortSignal.timeout(DEFAULTS.etcdVersionTimeoutMs) })).json() as typeof etcdVersion; }
-    catch { try { etcdVersion = { etcdserver: await d.etcd().version() }; } catch { /* unreachable: report none */ } }
+    try {
+      etcdVersion = (await (
+        await fetch(`${d.etcdUrls()[0]}/version`, {
+          signal: AbortSignal.timeout(DEFAULTS.etcdVersionTimeoutMs),
+        })
+      ).json()) as typeof etcdVersion;
+    } catch {
+      try {
+        etcdVersion = { etcdserver: await d.etcd().version() };
+      } catch {
+        /* unreachable: report none */
+      }
+    }
     return { monitor_backend: VERSION, etcd: etcdVersion, api_groups: { 'core/v2': 'v2' } };
   };
 }
@@ -101,25 +143,60 @@ function version(d: ApiServiceDeps) {
 function metrics(d: ApiServiceDeps): NodeMetrics {
   const [agents, host, pipeline] = [d.agents(), d.host(), d.pipeline()];
   return new NodeMetrics({
-    agentsConnected: () => agents.sessionCount, mailboxDepth: () => host.mailboxDepth(), actorsActive: () => host.actorCount,
-    shardsOwned: () => host.ownedCount, turnsCommitted: () => host.committedTurns,
-    eventsProcessed: () => d.entityStats.events, keepalivesProcessed: () => d.entityStats.keepalives,
+    agentsConnected: () => agents.sessionCount,
+    mailboxDepth: () => host.mailboxDepth(),
+    actorsActive: () => host.actorCount,
+    shardsOwned: () => host.ownedCount,
+    turnsCommitted: () => host.committedTurns,
+    eventsProcessed: () => d.entityStats.events,
+    keepalivesProcessed: () => d.entityStats.keepalives,
     pipeline: () => pipeline.stats,
   });
 }
 
 /** The REST API; it listens last, once everything it reports on and writes through runs. */
-export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): Provider<{ close(): Promise<void> }> {
-  return provider('api', async () => {
-    const apiLog = log.child({ component: 'api' });
-    const [config, stores, membership] = [d.config(), d.stores(), d.membership()];
-    const queueAdhoc = d.queueAdhoc();
-    return listenApi(buildApi({
-      config, authz: d.authz(), tokens: d.tokens(), actors: d.actors(), reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
-      readModel: d.readModel(), entityLimit: d.entityLimit(), metrics: metrics(d), health: health(cfg, d), version: version(d), log: apiLog, pipeline: d.pipelineQueue(),
-      silencedExpiry: { defaultSec: cfg['default-silenced-expiry-time'], maxSec: cfg['max-silenced-expiry-time-allowed'] },
-      auth: new Authenticator(config, new VerifiedCache(), { login: directoryLogin, lookup: directoryLookup }, apiLog),
-      queueAdhoc, ready: () => d.readModelReady() && membership.guardOk(),
-    }), cfg['api-host'], cfg['api-port']);
-  }, (api) => api.close());
+export function apiService(
+  cfg: BackendConfig,
+  d: ApiServiceDeps,
+  log: Logger,
+): Provider<{ close(): Promise<void> }> {
+  return provider(
+    'api',
+    async () => {
+      const apiLog = log.child({ component: 'api' });
+      const [config, stores, membership] = [d.config(), d.stores(), d.membership()];
+      const queueAdhoc = d.queueAdhoc();
+      return listenApi(
+        buildApi({
+          config,
+          authz: d.authz(),
+          tokens: d.tokens(),
+          actors: d.actors(),
+          reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
+          readModel: d.readModel(),
+          entityLimit: d.entityLimit(),
+          metrics: metrics(d),
+          health: health(cfg, d),
+          version: version(d),
+          log: apiLog,
+          pipeline: d.pipelineQueue(),
+          silencedExpiry: {
+            defaultSec: cfg['default-silenced-expiry-time'],
+            maxSec: cfg['max-silenced-expiry-time-allowed'],
+          },
+          auth: new Authenticator(
+            config,
+            new VerifiedCache(),
+            { login: directoryLogin, lookup: directoryLookup },
+            apiLog,
+          ),
+          queueAdhoc,
+          ready: () => d.readModelReady() && membership.guardOk(),
+        }),
+        cfg['api-host'],
+        cfg['api-port'],
+      );
+    },
+    (api) => api.close(),
+  );
 }

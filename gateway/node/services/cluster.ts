@@ -21,29 +21,64 @@ const DEFAULTS = {
 const LEASE_FILE = 'member.lease';
 
 /** The node's addresses, published in its member key. */
-export interface NodeUrls { api: string; agent: string }
-
-export function membershipService(cfg: BackendConfig, urls: NodeUrls, etcd: () => EtcdAdapter, log: Logger): Provider<Membership> {
-  return provider('membership', async () => {
-    const leaseFile = join(cfg['state-dir'], LEASE_FILE);
-    let previousLeaseId: string | undefined;
-    try { previousLeaseId = readFileSync(leaseFile, 'utf8').trim() || undefined; } catch { /* first start */ }
-    const ttl = cfg['cluster-lease-ttl'];
-    const membership = new Membership(etcd(), {
-      node: cfg.name, ttlSeconds: ttl, guardMarginMs: Math.min(DEFAULTS.guardMarginMaxMs, ttl * DEFAULTS.guardMarginMsPerTtlSecond),
-      info: { version: VERSION, api_url: urls.api, agent_url: urls.agent }, previousLeaseId,
-      onLease: (id) => { try { writeFileSync(leaseFile, id); } catch { /* best effort */ } },
-      log: log.child({ component: 'membership' }),
-    });
-    await membership.join();
-    return membership;
-  }, (membership) => membership.leave());
+export interface NodeUrls {
+  api: string;
+  agent: string;
 }
 
-export function shardsService(deps: { etcd: () => EtcdAdapter; membership: () => Membership; host: () => ActorHost }, log: Logger): Service {
+export function membershipService(
+  cfg: BackendConfig,
+  urls: NodeUrls,
+  etcd: () => EtcdAdapter,
+  log: Logger,
+): Provider<Membership> {
+  return provider(
+    'membership',
+    async () => {
+      const leaseFile = join(cfg['state-dir'], LEASE_FILE);
+      let previousLeaseId: string | undefined;
+      try {
+        previousLeaseId = readFileSync(leaseFile, 'utf8').trim() || undefined;
+      } catch {
+        /* first start */
+      }
+      const ttl = cfg['cluster-lease-ttl'];
+      const membership = new Membership(etcd(), {
+        node: cfg.name,
+        ttlSeconds: ttl,
+        guardMarginMs: Math.min(DEFAULTS.guardMarginMaxMs, ttl * DEFAULTS.guardMarginMsPerTtlSecond),
+        info: { version: VERSION, api_url: urls.api, agent_url: urls.agent },
+        previousLeaseId,
+        onLease: (id) => {
+          try {
+            writeFileSync(leaseFile, id);
+          } catch {
+            /* best effort */
+          }
+        },
+        log: log.child({ component: 'membership' }),
+      });
+      await membership.join();
+      return membership;
+    },
+    (membership) => membership.leave(),
+  );
+}
+
+export function shardsService(
+  deps: { etcd: () => EtcdAdapter; membership: () => Membership; host: () => ActorHost },
+  log: Logger,
+): Service {
   let shards: ShardManager | undefined;
-  return service('shards', async () => {
-    shards = new ShardManager(deps.etcd(), deps.membership(), deps.host(), { shardCount: SHARD_COUNT, log: log.child({ component: 'shards' }) });
-    shards.start();
-  }, async () => shards?.stop());
+  return service(
+    'shards',
+    async () => {
+      shards = new ShardManager(deps.etcd(), deps.membership(), deps.host(), {
+        shardCount: SHARD_COUNT,
+        log: log.child({ component: 'shards' }),
+      });
+      shards.start();
+    },
+    async () => shards?.stop(),
+  );
 }

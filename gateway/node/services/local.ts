@@ -6,13 +6,21 @@ import { service, type Service } from '../service.ts';
 /** The state dir is this node's alone while it runs; released last, after the embedded children. */
 export function stateDirService(cfg: BackendConfig, log: Logger): Service {
   let release: (() => void) | undefined;
-  return service('state dir', async () => { release = await claimStateDir(cfg['state-dir'], log); }, async () => release?.());
+  return service(
+    'state dir',
+    async () => {
+      release = await claimStateDir(cfg['state-dir'], log);
+    },
+    async () => release?.(),
+  );
 }
 
 /** The API and agent ports are checked before anything is spawned, so a taken one names its flag at once. */
 export function portsService(cfg: BackendConfig): Service {
-  return service('ports', () => checkPortsFree([
-    { host: cfg['api-host'], port: cfg['api-port'], flag: 'api-port' },
-    { host: cfg['agent-host'], port: cfg['agent-port'], flag: 'agent-port' },
-  ]));
+  return service('ports', () =>
+    checkPortsFree([
+      { host: cfg['api-host'], port: cfg['api-port'], flag: 'api-port' },
+      { host: cfg['agent-host'], port: cfg['agent-port'], flag: 'agent-port' },
+    ]),
+  );
 }

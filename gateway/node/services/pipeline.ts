@@ -16,21 +16,39 @@ export function pipelineStreamService(cfg: BackendConfig, nats: () => NatsAdapte
 }
 
 /** The environment handlers inherit: the backend's own, without its configuration (which may hold credentials). */
-const handlerEnv = (env: NodeJS.ProcessEnv) => Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MONITOR_')));
+const handlerEnv = (env: NodeJS.ProcessEnv) =>
+  Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MONITOR_')));
 
 /** The node's share of the pipeline: filters, mutators and handlers of the jobs it takes from the queue. */
-export function pipelineService(cfg: BackendConfig, deps: { nats: () => NatsAdapter; config: () => ConfigStore }, log: Logger): Provider<PipelineWorker> {
-  return provider('pipeline', async () => {
-    const pipelineLog = log.child({ component: 'pipeline' });
-    const config = deps.config();
-    const pipeline = new PipelineWorker({
-      nats: deps.nats(), resolver: new WorkflowResolver(config, pipelineLog), log: pipelineLog, concurrency: cfg['pipeline-workers'],
-      exec: {
-        log: pipelineLog, baseEnv: { ...handlerEnv(process.env), MONITOR_BACKEND_NODE: cfg.name },
-        assets: new BackendAssets({ config, stateDir: cfg['state-dir'], log: pipelineLog.child({ component: 'assets' }), node: cfg.name }).assets,
-      },
-    });
-    await pipeline.start();
-    return pipeline;
-  }, (pipeline) => pipeline.stop());
+export function pipelineService(
+  cfg: BackendConfig,
+  deps: { nats: () => NatsAdapter; config: () => ConfigStore },
+  log: Logger,
+): Provider<PipelineWorker> {
+  return provider(
+    'pipeline',
+    async () => {
+      const pipelineLog = log.child({ component: 'pipeline' });
+      const config = deps.config();
+      const pipeline = new PipelineWorker({
+        nats: deps.nats(),
+        resolver: new WorkflowResolver(config, pipelineLog),
+        log: pipelineLog,
+        concurrency: cfg['pipeline-workers'],
+        exec: {
+          log: pipelineLog,
+          baseEnv: { ...handlerEnv(process.env), MONITOR_BACKEND_NODE: cfg.name },
+          assets: new BackendAssets({
+            config,
+            stateDir: cfg['state-dir'],
+            log: pipelineLog.child({ component: 'assets' }),
+            node: cfg.name,
+          }).assets,
+        },
+      });
+      await pipeline.start();
+      return pipeline;
+    },
+    (pipeline) => pipeline.stop(),
+  );
 }

@@ -8,7 +8,11 @@ import { seedCluster } from '../../auth/seed.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 
 export function etcdService(endpoints: () => string[]): Provider<EtcdAdapter> {
-  return provider('etcd', async () => new EtcdAdapter({ endpoints: endpoints() }), (etcd) => etcd.close());
+  return provider(
+    'etcd',
+    async () => new EtcdAdapter({ endpoints: endpoints() }),
+    (etcd) => etcd.close(),
+  );
 }
 
 /** Checks that the cluster was made with our shard count (it cannot change without a migration). */
@@ -17,7 +21,8 @@ async function ensureClusterConfig(etcd: EtcdAdapter): Promise<void> {
   const res = await etcd.createIfAbsent(etcdKeys.clusterConfig, value);
   if (res.created || !res.existing) return;
   const shards = (JSON.parse(res.existing.value) as { shards?: number }).shards;
-  if (shards !== SHARD_COUNT) throw new Error(`the cluster uses ${shards} shards and this backend ${SHARD_COUNT}; it cannot join`);
+  if (shards !== SHARD_COUNT)
+    throw new Error(`the cluster uses ${shards} shards and this backend ${SHARD_COUNT}; it cannot join`);
 }
 
 /** The cluster's shard count checked (or recorded by its first node) and its built-in roles seeded. */
@@ -29,26 +34,39 @@ export function clusterService(etcd: () => EtcdAdapter, log: Logger): Service {
 }
 
 export function natsService(cfg: BackendConfig, servers: () => string[], log: Logger): Provider<NatsAdapter> {
-  return provider('nats', async () => {
-    const nats = await NatsAdapter.connect({ servers: servers(), name: `monitor-backend/${cfg.name}` });
-    nats.watchStatus((s) => (s === 'disconnected' ? log.warn('NATS connection lost, reconnecting') : log.info('NATS connection restored')));
-    return nats;
-  }, (nats) => nats.close());
+  return provider(
+    'nats',
+    async () => {
+      const nats = await NatsAdapter.connect({ servers: servers(), name: `monitor-backend/${cfg.name}` });
+      nats.watchStatus((s) =>
+        s === 'disconnected'
+          ? log.warn('NATS connection lost, reconnecting')
+          : log.info('NATS connection restored'),
+      );
+      return nats;
+    },
+    (nats) => nats.close(),
+  );
 }
 
 /** The JetStream KV buckets of actor state, by bucket name; made on the cluster's first start. */
 export function bucketsService(cfg: BackendConfig, nats: () => NatsAdapter): Provider<Map<string, KvStore>> {
   return provider('kv buckets', async () => {
     const stores = new Map<string, KvStore>();
-    for (const b of Object.values(buckets)) stores.set(b, await nats().kv(b, { replicas: cfg['nats-replicas'] }));
+    for (const b of Object.values(buckets))
+      stores.set(b, await nats().kv(b, { replicas: cfg['nats-replicas'] }));
     return stores;
   });
 }
 
 export function configService(etcd: () => EtcdAdapter, log: Logger): Provider<ConfigStore> {
-  return provider('config store', async () => {
-    const config = new ConfigStore(etcd(), log.child({ component: 'config' }));
-    await config.start();
-    return config;
-  }, (config) => config.stop());
+  return provider(
+    'config store',
+    async () => {
+      const config = new ConfigStore(etcd(), log.child({ component: 'config' }));
+      await config.start();
+      return config;
+    },
+    (config) => config.stop(),
+  );
 }

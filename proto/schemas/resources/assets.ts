@@ -13,7 +13,12 @@ export const Asset = v.pipe(
     sha512: v.optional(Sha512),
     filters: OptStrings,
     headers: Headers,
-    builds: v.optional(v.nullable(v.array(v.object({ url: Url, sha512: Sha512, filters: OptStrings, headers: Headers })))),
+    builds: v.optional(
+      v.nullable(v.array(v.object({ url: Url, sha512: Sha512, filters: OptStrings, headers: Headers }))),
+    ),
   }),
-  v.check((a) => (a.builds?.length ?? 0) > 0 || (!!a.url && !!a.sha512), 'an asset needs url and sha512, or builds'),
+  v.check(
+    (a) => (a.builds?.length ?? 0) > 0 || (!!a.url && !!a.sha512),
+    'an asset needs url and sha512, or builds',
+  ),
 );

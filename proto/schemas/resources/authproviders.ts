@@ -30,7 +30,12 @@ export type DirectoryServer = v.InferOutput<typeof Server>;
 export const DirectoryProvider = v.object({
   type: v.picklist(['ldap', 'ad']),
   api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
-  metadata: v.object({ name: Name, labels: v.optional(v.record(v.string(), v.string())), annotations: v.optional(v.record(v.string(), v.string())), created_by: v.optional(v.string()) }),
+  metadata: v.object({
+    name: Name,
+    labels: v.optional(v.record(v.string(), v.string())),
+    annotations: v.optional(v.record(v.string(), v.string())),
+    created_by: v.optional(v.string()),
+  }),
   spec: v.object({
     servers: v.pipe(v.array(Server), v.minLength(1, 'spec.servers needs at least one server')),
     groups_prefix: v.optional(v.string(), ''),
@@ -43,7 +48,12 @@ export type DirectoryProvider = v.InferOutput<typeof DirectoryProvider>;
 const OidcProvider = v.object({
   type: v.literal('oidc'),
   api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
-  metadata: v.object({ name: Name, labels: v.optional(v.record(v.string(), v.string())), annotations: v.optional(v.record(v.string(), v.string())), created_by: v.optional(v.string()) }),
+  metadata: v.object({
+    name: Name,
+    labels: v.optional(v.record(v.string(), v.string())),
+    annotations: v.optional(v.record(v.string(), v.string())),
+    created_by: v.optional(v.string()),
+  }),
   spec: v.looseObject({
     client_id: v.optional(v.string()),
     client_secret: v.optional(v.string()),
@@ -56,10 +66,23 @@ const OidcProvider = v.object({
 export type AuthProvider = DirectoryProvider | v.InferOutput<typeof OidcProvider>;
 
 /** The attributes a PUT must hold (docs/compatibility.md#authentication-providers), as paths, for a directory provider. */
-const REQUIRED_DIRECTORY = ['type', 'api_version', 'metadata.name', 'spec.servers[].host', 'spec.servers[].binding.user_dn',
-  'spec.servers[].binding.password', 'spec.servers[].group_search.base_dn', 'spec.servers[].user_search.base_dn'];
+const REQUIRED_DIRECTORY = [
+  'type',
+  'api_version',
+  'metadata.name',
+  'spec.servers[].host',
+  'spec.servers[].binding.user_dn',
+  'spec.servers[].binding.password',
+  'spec.servers[].group_search.base_dn',
+  'spec.servers[].user_search.base_dn',
+];
 
-const has = (o: unknown, k: string): o is Record<string, unknown> => typeof o === 'object' && o !== null && k in o && (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null;
+const has = (o: unknown, k: string): o is Record<string, unknown> =>
+  typeof o === 'object' &&
+  o !== null &&
+  k in o &&
+  (o as Record<string, unknown>)[k] !== undefined &&
+  (o as Record<string, unknown>)[k] !== null;
 
 /** Which required attributes a provider payload lacks (docs/compatibility.md#authentication-providers). */
 export function missingProviderAttributes(body: Record<string, unknown>): string[] {
@@ -68,16 +91,26 @@ export function missingProviderAttributes(body: Record<string, unknown>): string
   if (!has(body, 'api_version')) missing.push('api_version');
   if (!has(body, 'metadata') || !has(body.metadata, 'name')) missing.push('metadata.name');
   const kind = String(body.type ?? body.Type ?? '').toLowerCase();
-  if (kind === 'oidc') { if (!has(body, 'spec')) missing.push('spec'); return missing; }
+  if (kind === 'oidc') {
+    if (!has(body, 'spec')) missing.push('spec');
+    return missing;
+  }
   const spec = has(body, 'spec') ? (body.spec as Record<string, unknown>) : undefined;
   const servers = spec && Array.isArray(spec.servers) ? (spec.servers as unknown[]) : undefined;
-  if (!servers || servers.length === 0) { missing.push(...REQUIRED_DIRECTORY.filter((p) => p.startsWith('spec.'))); return missing; }
+  if (!servers || servers.length === 0) {
+    missing.push(...REQUIRED_DIRECTORY.filter((p) => p.startsWith('spec.')));
+    return missing;
+  }
   servers.forEach((srv: unknown, i: number) => {
     if (!has(srv, 'host')) missing.push(`spec.servers[${i}].host`);
-    if (!has(srv, 'binding') || !has(srv.binding, 'user_dn')) missing.push(`spec.servers[${i}].binding.user_dn`);
-    if (!has(srv, 'binding') || !has(srv.binding, 'password')) missing.push(`spec.servers[${i}].binding.password`);
-    if (!has(srv, 'group_search') || !has(srv.group_search, 'base_dn')) missing.push(`spec.servers[${i}].group_search.base_dn`);
-    if (!has(srv, 'user_search') || !has(srv.user_search, 'base_dn')) missing.push(`spec.servers[${i}].user_search.base_dn`);
+    if (!has(srv, 'binding') || !has(srv.binding, 'user_dn'))
+      missing.push(`spec.servers[${i}].binding.user_dn`);
+    if (!has(srv, 'binding') || !has(srv.binding, 'password'))
+      missing.push(`spec.servers[${i}].binding.password`);
+    if (!has(srv, 'group_search') || !has(srv.group_search, 'base_dn'))
+      missing.push(`spec.servers[${i}].group_search.base_dn`);
+    if (!has(srv, 'user_search') || !has(srv.user_search, 'base_dn'))
+      missing.push(`spec.servers[${i}].user_search.base_dn`);
   });
   return missing;
 }
@@ -89,14 +122,31 @@ export function normalizeProvider(body: Record<string, unknown>): Record<string,
   return { ...rest, type: kind };
 }
 
-export const AuthProviderSchema = v.variant('type', [DirectoryProvider, OidcProvider], 'type is ldap, AD or OIDC');
+export const AuthProviderSchema = v.variant(
+  'type',
+  [DirectoryProvider, OidcProvider],
+  'type is ldap, AD or OIDC',
+);
 
-export interface SearchSettings { attribute: string; object_class: string; name_attribute: string }
+export interface SearchSettings {
+  attribute: string;
+  object_class: string;
+  name_attribute: string;
+}
 
 /** What a directory search uses when the provider leaves a field out. */
-export const DIRECTORY_SEARCH_DEFAULTS: Record<DirectoryProvider['type'], { user: SearchSettings; group: SearchSettings }> = {
-  ldap: { user: { attribute: 'uid', object_class: 'person', name_attribute: 'cn' }, group: { attribute: 'member', object_class: 'groupOfNames', name_attribute: 'cn' } },
-  ad: { user: { attribute: 'sAMAccountName', object_class: 'person', name_attribute: 'displayName' }, group: { attribute: 'member', object_class: 'group', name_attribute: 'cn' } },
+export const DIRECTORY_SEARCH_DEFAULTS: Record<
+  DirectoryProvider['type'],
+  { user: SearchSettings; group: SearchSettings }
+> = {
+  ldap: {
+    user: { attribute: 'uid', object_class: 'person', name_attribute: 'cn' },
+    group: { attribute: 'member', object_class: 'groupOfNames', name_attribute: 'cn' },
+  },
+  ad: {
+    user: { attribute: 'sAMAccountName', object_class: 'person', name_attribute: 'displayName' },
+    group: { attribute: 'member', object_class: 'group', name_attribute: 'cn' },
+  },
 };
 
 /**
@@ -129,4 +179,5 @@ export function withProviderDefaults(p: AuthProvider): AuthProvider {
   };
 }
 
-const definedOnly = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined && x !== '')) as T;
+const definedOnly = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined && x !== '')) as T;

@@ -5,13 +5,17 @@ import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt
 import { HOOK_TYPE } from '../check-request.ts';
 
 export const HookList = v.object({
-  type: v.pipe(v.string(), v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero')),
+  type: v.pipe(
+    v.string(),
+    v.regex(HOOK_TYPE, 'hook type is 0-255, ok, warning, critical, unknown or non-zero'),
+  ),
   hooks: Strings,
 });
 
 const TimeWindow = v.object({ begin: v.string(), end: v.string() });
 const Subdue = v.object({
-  begin: v.string(), end: v.string(),
+  begin: v.string(),
+  end: v.string(),
   repeat: v.optional(v.nullable(Strings)),
 });
 
@@ -25,10 +29,18 @@ const MetricThreshold = v.object({
   name: v.string(),
   tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
   null_status: OptUInt,
-  thresholds: v.optional(v.nullable(v.array(v.object({ min: v.optional(v.string()), max: v.optional(v.string()), status: UInt })))),
+  thresholds: v.optional(
+    v.nullable(v.array(v.object({ min: v.optional(v.string()), max: v.optional(v.string()), status: UInt }))),
+  ),
 });
 
-export const METRIC_FORMATS = ['nagios_perfdata', 'graphite_plaintext', 'influxdb_line', 'opentsdb_line', 'prometheus_text'] as const;
+export const METRIC_FORMATS = [
+  'nagios_perfdata',
+  'graphite_plaintext',
+  'influxdb_line',
+  'opentsdb_line',
+  'prometheus_text',
+] as const;
 export type MetricFormat = (typeof METRIC_FORMATS)[number];
 
 /** core/v2 CheckConfig. */
@@ -38,10 +50,19 @@ export const CheckConfig = v.pipe(
     command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
     handlers: OptStrings,
     interval: OptUInt,
-    cron: v.optional(v.pipe(v.string(), v.rawCheck(({ dataset, addIssue }) => {
-      if (!dataset.typed || dataset.value === '') return;
-      try { parseCron(dataset.value); } catch (err) { addIssue({ message: `cron "${dataset.value}": ${(err as Error).message}` }); }
-    }))),
+    cron: v.optional(
+      v.pipe(
+        v.string(),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed || dataset.value === '') return;
+          try {
+            parseCron(dataset.value);
+          } catch (err) {
+            addIssue({ message: `cron "${dataset.value}": ${(err as Error).message}` });
+          }
+        }),
+      ),
+    ),
     publish: v.optional(v.boolean()),
     runtime_assets: OptStrings,
     subscriptions: OptStrings,
@@ -54,7 +75,12 @@ export const CheckConfig = v.pipe(
     timeout: OptUInt,
     proxy_requests: v.optional(v.nullable(ProxyRequests)),
     round_robin: v.optional(v.boolean()),
-    output_metric_format: v.optional(v.union([v.literal(''), v.picklist(METRIC_FORMATS)], `output_metric_format is one of ${METRIC_FORMATS.join(', ')}`)),
+    output_metric_format: v.optional(
+      v.union(
+        [v.literal(''), v.picklist(METRIC_FORMATS)],
+        `output_metric_format is one of ${METRIC_FORMATS.join(', ')}`,
+      ),
+    ),
     output_metric_handlers: OptStrings,
     output_metric_tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
     output_metric_thresholds: v.optional(v.nullable(v.array(MetricThreshold))),
@@ -68,9 +94,18 @@ export const CheckConfig = v.pipe(
     scheduler: v.optional(v.string()),
   }),
   v.check((c) => !(c.cron && c.interval), 'a check has either an interval or a cron schedule, not both'),
-  v.check((c) => c.publish === false || !!c.cron || (c.interval ?? 0) > 0, 'interval or cron must be set for a published check'),
-  v.check((c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval, 'ttl must be greater than the interval'),
-  v.check((c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold, 'low_flap_threshold must be lower than high_flap_threshold'),
+  v.check(
+    (c) => c.publish === false || !!c.cron || (c.interval ?? 0) > 0,
+    'interval or cron must be set for a published check',
+  ),
+  v.check(
+    (c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval,
+    'ttl must be greater than the interval',
+  ),
+  v.check(
+    (c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold,
+    'low_flap_threshold must be lower than high_flap_threshold',
+  ),
 );
 
 /** core/v2 HookConfig. */

@@ -12,9 +12,15 @@ export const Meta = v.object({
 
 export const Strings = v.array(v.string());
 export const OptStrings = v.optional(v.nullable(Strings));
-export const UInt = v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must not be negative'));
+export const UInt = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must not be negative'),
+);
 export const OptUInt = v.optional(UInt);
-export const EnvVars = v.optional(v.nullable(v.array(v.pipe(v.string(), v.regex(/^[^=]+=/, 'environment variables are KEY=value')))));
+export const EnvVars = v.optional(
+  v.nullable(v.array(v.pipe(v.string(), v.regex(/^[^=]+=/, 'environment variables are KEY=value')))),
+);
 export const Secrets = v.optional(v.nullable(v.array(v.object({ name: v.string(), secret: v.string() }))));
 
 /** A reference to another resource, as pipelines and checks hold them. */

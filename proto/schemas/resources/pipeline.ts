@@ -13,7 +13,11 @@ export const Handler = v.pipe(
     mutator: v.optional(v.string()),
     command: v.optional(v.string()),
     timeout: v.optional(UInt),
-    socket: v.optional(v.nullable(v.object({ host: v.string(), port: v.pipe(UInt, v.maxValue(65535, 'port must be at most 65535')) }))),
+    socket: v.optional(
+      v.nullable(
+        v.object({ host: v.string(), port: v.pipe(UInt, v.maxValue(65535, 'port must be at most 65535')) }),
+      ),
+    ),
     handlers: OptStrings,
     filters: OptStrings,
     env_vars: EnvVars,
@@ -21,15 +25,30 @@ export const Handler = v.pipe(
     secrets: Secrets,
   }),
   v.check((h) => h.type !== 'pipe' || !!h.command, 'a pipe handler needs a command'),
-  v.check((h) => (h.type !== 'tcp' && h.type !== 'udp') || !!(h.socket?.host && h.socket.port), 'a tcp or udp handler needs socket.host and socket.port'),
+  v.check(
+    (h) => (h.type !== 'tcp' && h.type !== 'udp') || !!(h.socket?.host && h.socket.port),
+    'a tcp or udp handler needs socket.host and socket.port',
+  ),
   v.check((h) => h.type !== 'set' || (h.handlers?.length ?? 0) > 0, 'a set handler needs handlers'),
 );
 
-const TimeOfDay = v.pipe(v.string(), v.check((t) => parseTimeOfDay(t) !== undefined, 'a time window begin or end is a time of day such as "5:00 PM" or "17:00"'));
+const TimeOfDay = v.pipe(
+  v.string(),
+  v.check(
+    (t) => parseTimeOfDay(t) !== undefined,
+    'a time window begin or end is a time of day such as "5:00 PM" or "17:00"',
+  ),
+);
 const Window = v.object({ begin: TimeOfDay, end: TimeOfDay });
 const WindowDays = v.pipe(
   v.record(v.string(), v.array(Window)),
-  v.check((d) => Object.keys(d).every((k) => k.toLowerCase() === 'all' || (WEEKDAYS as readonly string[]).includes(k.toLowerCase())), 'time window days are all, sunday, monday, tuesday, wednesday, thursday, friday or saturday'),
+  v.check(
+    (d) =>
+      Object.keys(d).every(
+        (k) => k.toLowerCase() === 'all' || (WEEKDAYS as readonly string[]).includes(k.toLowerCase()),
+      ),
+    'time window days are all, sunday, monday, tuesday, wednesday, thursday, friday or saturday',
+  ),
 );
 
 /** core/v2 EventFilter. */

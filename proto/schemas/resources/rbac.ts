@@ -13,12 +13,18 @@ export type Rule = v.InferOutput<typeof Rule>;
 export const Role = v.object({ metadata: Meta, rules: v.array(Rule) });
 export type Role = v.InferOutput<typeof Role>;
 
-const Subject = v.object({ type: v.picklist(['User', 'Group'], 'subject type is User or Group'), name: v.pipe(v.string(), v.minLength(1)) });
+const Subject = v.object({
+  type: v.picklist(['User', 'Group'], 'subject type is User or Group'),
+  name: v.pipe(v.string(), v.minLength(1)),
+});
 
 /** core/v2 RoleBinding and ClusterRoleBinding. */
 export const RoleBinding = v.object({
   metadata: Meta,
-  role_ref: v.object({ type: v.picklist(['Role', 'ClusterRole'], 'role_ref.type is Role or ClusterRole'), name: Name }),
+  role_ref: v.object({
+    type: v.picklist(['Role', 'ClusterRole'], 'role_ref.type is Role or ClusterRole'),
+    name: Name,
+  }),
   subjects: v.pipe(v.array(Subject), v.minLength(1, 'a binding needs subjects')),
 });
 export type RoleBinding = v.InferOutput<typeof RoleBinding>;

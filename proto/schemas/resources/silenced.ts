@@ -4,7 +4,12 @@ import { Meta } from './meta.ts';
 /** Silenced entries are named `<subscription|*>:<check|*>`: the one name that may hold `*`. */
 const SilencedMeta = v.object({
   ...Meta.entries,
-  name: v.optional(v.pipe(v.string(), v.regex(/^[\w.\-:*]+$/, 'may only contain letters, digits, "_", ".", "-", ":" and "*"'))),
+  name: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[\w.\-:*]+$/, 'may only contain letters, digits, "_", ".", "-", ":" and "*"'),
+    ),
+  ),
 });
 
 /** core/v2 Silenced. The name is `<subscription|*>:<check|*>`, derived when absent. */
@@ -27,4 +32,5 @@ export const Silenced = v.pipe(
 /** A stored silenced entry, as the configuration holds it and the per-event match reads it. */
 export type SilencedEntry = v.InferOutput<typeof Silenced>;
 
-export const silencedName = (s: { subscription?: string; check?: string }) => `${s.subscription || '*'}:${s.check || '*'}`;
+export const silencedName = (s: { subscription?: string; check?: string }) =>
+  `${s.subscription || '*'}:${s.check || '*'}`;
