@@ -330,13 +330,11 @@ export class AgentSession {
     this.checks.close();
     // The actor deregisters only an entity stored with `deregister: true`; any other goodbye is a no-op.
     if (code === 1000 && reason === DEREGISTER_CLOSE_REASON) {
-      void this.entity
-        .ask('deregister', null)
-        .catch((err) =>
-          this.log.warn('deregistration failed; the keepalive timeout will retry it', {
-            error: (err as Error).message,
-          }),
-        );
+      void this.entity.ask('deregister', null).catch((err) =>
+        this.log.warn('deregistration failed; the keepalive timeout will retry it', {
+          error: (err as Error).message,
+        }),
+      );
     }
     this.log.info('agent disconnected', { code });
   }

@@ -15,17 +15,15 @@ export function silencedExtraRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const send = (c: Context<ApiEnv>, ns: string | undefined, keep: (s: Silenced) => boolean) => {
     const s = c.get('subject');
-    const entries = svc.config
-      .entries<Silenced>(configKeys.prefix('silenced', ns))
-      .filter(
-        (e) =>
-          keep(e.value) &&
-          svc.authz.allowed(s, {
-            verb: 'list',
-            resource: 'silenced',
-            namespace: e.value.metadata?.namespace,
-          }),
-      );
+    const entries = svc.config.entries<Silenced>(configKeys.prefix('silenced', ns)).filter(
+      (e) =>
+        keep(e.value) &&
+        svc.authz.allowed(s, {
+          verb: 'list',
+          resource: 'silenced',
+          namespace: e.value.metadata?.namespace,
+        }),
+    );
     return c.json(page(c, entries, (e) => e.key, pagingOf(c)).map((e) => e.value));
   };
 

@@ -58,15 +58,13 @@ export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: L
             },
             unsilence: async (ns, names) => {
               for (const name of names) {
-                await silenced
-                  .remove(ns, name)
-                  .catch((err) =>
-                    log.warn('expire_on_resolve: silenced entry not removed', {
-                      namespace: ns,
-                      silenced: name,
-                      error: (err as Error).message,
-                    }),
-                  );
+                await silenced.remove(ns, name).catch((err) =>
+                  log.warn('expire_on_resolve: silenced entry not removed', {
+                    namespace: ns,
+                    silenced: name,
+                    error: (err as Error).message,
+                  }),
+                );
               }
             },
             pushConfig: (ns, name, entity) =>
