@@ -168,7 +168,8 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
 
   private headers(url: string): Record<string, string> {
     const o = this.opts;
-    // With a client certificate on wss the backend takes the user from its CN (docs/compatibility.md#handshake).
+    // With a client certificate on wss the backend takes the user from its CN
+    // (docs/compatibility.md#handshake).
     const mtls = isWss(url) && !!o.tls?.cert;
     const h: Record<string, string> = {
       'Monitor-Namespace': o.namespace,

@@ -4,8 +4,8 @@ import { Entity } from '../proto/schemas/entity.ts';
 import { ENTITY_NOT_FOUND } from '../proto/frames.ts';
 
 // The backend's stored entity wins over the agent's flags for the fields an operator manages
-// through the API (docs/compatibility.md#api-managed-entities): the agent keeps a copy and puts it in every keepalive
-// and event, so an API change survives the next keepalive instead of being overwritten by it.
+// through the API (docs/compatibility.md#api-managed-entities): the agent keeps a copy and puts it in every
+// keepalive and event, so an API change survives the next keepalive instead of being overwritten by it.
 
 export type ManagedFields = Pick<
   Entity,

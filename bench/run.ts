@@ -1,5 +1,6 @@
 /**
- * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline] [sandbox] [--profile] [--heap]
+ * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline]
+ * [sandbox] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -37,8 +38,9 @@
  * ttl: BENCH_TTL_SWITCHES=1000  BENCH_TTL_SECONDS=10
  * results: BENCH_RESULTS_AGENTS=200  BENCH_RESULTS_WINDOW=8  BENCH_RESULTS_SECONDS=30  BENCH_RESULTS_WARMUP=5
  * BENCH_RESULTS_NODES=1,3  BENCH_RESULTS_CHECKS=10
- * pipeline: BENCH_PIPELINE_SECONDS=20  BENCH_PIPELINE_KINDS=tcp,pipe  BENCH_PIPELINE_PIPE_EVENTS=3000  BENCH_PIPELINE_QUEUED=30000
- * sandbox: BENCH_SANDBOX_EVALS=5000  BENCH_SANDBOX_FRESH=200  BENCH_SANDBOX_FILTERS=2000
+ * pipeline: BENCH_PIPELINE_SECONDS=20 BENCH_PIPELINE_KINDS=tcp,pipe BENCH_PIPELINE_PIPE_EVENTS=3000
+ * BENCH_PIPELINE_QUEUED=30000 sandbox: BENCH_SANDBOX_EVALS=5000 BENCH_SANDBOX_FRESH=200
+ * BENCH_SANDBOX_FILTERS=2000
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.

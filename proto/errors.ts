@@ -1,5 +1,6 @@
 // Error bodies of every HTTP answer the backend gives: `{"message": "...", "code": <number>}`.
-// The numbers follow the reference's error kinds (docs/compatibility.md#error-format); the HTTP status is derived from the kind.
+// The numbers follow the reference's error kinds (docs/compatibility.md#error-format); the HTTP status is
+// derived from the kind.
 
 export const ERROR_KINDS = {
   internal: { code: 0, status: 500 },

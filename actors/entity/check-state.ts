@@ -1,8 +1,8 @@
 import type { Check, HistoryEntry } from '../../proto/schemas/event.ts';
 
 // How a new check result folds into the previous one: the history window, occurrences and their
-// watermark, the state-change score and the resulting state. Formulas follow docs/compatibility.md#check-state-formulas
-// (Nagios-style weighted state change over 21 results).
+// watermark, the state-change score and the resulting state. Formulas follow
+// docs/compatibility.md#check-state-formulas (Nagios-style weighted state change over 21 results).
 
 export const HISTORY_LENGTH = 21;
 

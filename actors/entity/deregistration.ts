@@ -46,8 +46,9 @@ export function deregistrationEvent(
 const RESOLVING_OUTPUT = 'Resolving due to entity deregistering';
 
 /**
- * What each event of a deregistered entity becomes for the pipeline (docs/compatibility.md#registration-and-deregistration): resolved, its
- * history cleared, for the handlers its check names. Undefined when there is nobody to tell.
+ * What each event of a deregistered entity becomes for the pipeline
+ * (docs/compatibility.md#registration-and-deregistration): resolved, its history cleared, for the handlers
+ * its check names. Undefined when there is nobody to tell.
  */
 export function resolutionEvent(event: Event, nowMs: number): Event | undefined {
   const handlers = event.check?.handlers ?? [];

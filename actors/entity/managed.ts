@@ -2,9 +2,9 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 
 /**
  * Once an operator has changed an agent's entity through the API, the backend owns the fields the
- * API manages (docs/compatibility.md#api-managed-entities): a keepalive the agent sent before it received the new
- * entity_config must not undo the change. The agent's own facts (system, version, last_seen) still
- * come from its keepalives.
+ * API manages (docs/compatibility.md#api-managed-entities): a keepalive the agent sent before it received the
+ * new entity_config must not undo the change. The agent's own facts (system, version, last_seen) still come
+ * from its keepalives.
  */
 export function withStoredConfig(incoming: Entity, stored: Entity): Entity {
   return {

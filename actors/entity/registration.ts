@@ -4,8 +4,8 @@ import type { Event } from '../../proto/schemas/event.ts';
 const REGISTRATION_CHECK = 'registration';
 
 /**
- * The event of an agent's first keepalive (docs/compatibility.md#registration-and-deregistration): for the handler named `registration`,
- * never stored, only logged. Status 1 and interval 1 as the reference makes it.
+ * The event of an agent's first keepalive (docs/compatibility.md#registration-and-deregistration): for the
+ * handler named `registration`, never stored, only logged. Status 1 and interval 1 as the reference makes it.
  */
 export function registrationEvent(entity: Entity, id: string, nowSec: number, node: string): Event {
   const ns = entity.metadata.namespace ?? 'default';

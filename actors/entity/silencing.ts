@@ -5,8 +5,8 @@ import type { Entity } from '../../proto/schemas/entity.ts';
 const wild = (s: string | undefined) => !s || s === '*';
 
 /**
- * Names of the entries that silence `event` (docs/compatibility.md#silencing). Runs for every event, so it builds
- * no subscription set: membership is checked against the entity's and the check's arrays directly.
+ * Names of the entries that silence `event` (docs/compatibility.md#silencing). Runs for every event, so it
+ * builds no subscription set: membership is checked against the entity's and the check's arrays directly.
  */
 export function silencedBy(
   entries: readonly SilencedEntry[],

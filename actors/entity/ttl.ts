@@ -10,11 +10,11 @@ import type { EntityState } from './messages.ts';
 // seconds of the last one, the backend writes a failure result itself.
 //
 // Why a durable timer `ttl:<check>` inside the entity actor rather than a separate `ttl` actor (as
-// the first plan listed; docs/architecture.md#check-ttl): expiring needs the entity's stored event (its history takes the failure)
-// and its keepalive state (a failing keepalive suppresses the TTL), both owned by the entity actor.
-// A timer in that actor has the same guarantees (one owner, survives node death: the runtime re-arms
-// durable timers on takeover) with no cross-actor messages, no second record to keep consistent, and
-// arming and the event write committed in one turn.
+// the first plan listed; docs/architecture.md#check-ttl): expiring needs the entity's stored event (its
+// history takes the failure) and its keepalive state (a failing keepalive suppresses the TTL), both owned by
+// the entity actor. A timer in that actor has the same guarantees (one owner, survives node death: the
+// runtime re-arms durable timers on takeover) with no cross-actor messages, no second record to keep
+// consistent, and arming and the event write committed in one turn.
 
 export const TTL_TIMER_PREFIX = 'ttl:';
 const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
@@ -45,10 +45,11 @@ export function disarmTtl(t: Turn<EntityState>, checks: readonly string[]): void
  * The switch of `check` expired. Without a stored event or an entity (deleted meanwhile), or when the
  * stored check no longer has a ttl, nothing happens and the switch stays off. While the entity's
  * keepalive is failing the expiry is suppressed (the entity is down; its keepalive alert says so) but,
- * unlike the reference which buries the switch (docs/compatibility.md#a-check-ttl-outlives-a-keepalive-failure), it is re-armed for another ttl: a check that stays
- * silent after its agent came back is still reported. Otherwise the failure result is returned,
- * merged into the history like any result, for the actor to store and hand to the pipeline; the
- * switch is re-armed, so it repeats every ttl.
+ * unlike the reference which buries the switch
+ * (docs/compatibility.md#a-check-ttl-outlives-a-keepalive-failure), it is re-armed for another ttl: a check
+ * that stays silent after its agent came back is still reported. Otherwise the failure result is returned,
+ * merged into the history like any result, for the actor to store and hand to the pipeline; the switch is
+ * re-armed, so it repeats every ttl.
  */
 interface TtlFailure {
   key: string;

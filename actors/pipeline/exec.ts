@@ -2,10 +2,11 @@ import { delimiter } from 'node:path';
 import { runInGroup } from '../../lib/process-group.ts';
 import type { ExecContext } from './types.ts';
 
-// Runs the command of a pipe mutator or pipe handler on the backend (docs/compatibility.md#command-execution): through
-// the shell in a process group of its own (lib/process-group.ts, shared with the agent's checks),
-// the payload on stdin, stdout kept apart from stderr (a mutator's stdout is its payload and must
-// not be polluted by diagnostics; the agent's check runner combines the two).
+// Runs the command of a pipe mutator or pipe handler on the backend
+// (docs/compatibility.md#command-execution): through the shell in a process group of its own
+// (lib/process-group.ts, shared with the agent's checks), the payload on stdin, stdout kept apart from stderr
+// (a mutator's stdout is its payload and must not be polluted by diagnostics; the agent's check runner
+// combines the two).
 
 /** Variables whose asset values are directories put in front of the inherited value. */
 const PREPENDED_VARS = ['PATH', 'LD_LIBRARY_PATH', 'CPATH'] as const;

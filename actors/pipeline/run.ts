@@ -17,9 +17,9 @@ interface JobReport {
 }
 
 /**
- * Runs one job through its workflows, one after the other (docs/compatibility.md#pipeline-workflows): the first filter that
- * drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline. The
- * payload of a mutator is computed once per job, however many workflows use it.
+ * Runs one job through its workflows, one after the other (docs/compatibility.md#pipeline-workflows): the
+ * first filter that drops the event skips the workflow; a mutator that fails aborts the rest of its pipeline.
+ * The payload of a mutator is computed once per job, however many workflows use it.
  */
 export const jobNamespace = (job: PipelineJob) =>
   job.event.metadata?.namespace ?? job.event.entity?.metadata.namespace ?? 'default';

@@ -4,9 +4,9 @@ import type { EventExtras } from './types.ts';
 import { isResolution } from '../entity/check-state.ts';
 
 /**
- * The extras filters see (docs/compatibility.md#filters), plus flapping start and end, which the reference never
- * fires: `previousState` is the check's state before this event. The event's history already
- * holds this result as its last entry, so the previous result is the one before it.
+ * The extras filters see (docs/compatibility.md#filters), plus flapping start and end, which the reference
+ * never fires: `previousState` is the check's state before this event. The event's history already holds this
+ * result as its last entry, so the previous result is the one before it.
  */
 export function eventExtras(event: Event, previousState?: string): EventExtras {
   const check = event.check;

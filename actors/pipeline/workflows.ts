@@ -5,9 +5,9 @@ import type { ConfigStore } from '../config/store.ts';
 import { namedHandlers, pipelineRefs, type PipelineInterest } from '../../proto/pipeline-job.ts';
 import type { EventFilterSpec, FilterRef, HandlerSpec, MutatorRef, MutatorSpec } from './types.ts';
 
-// Which workflows an event runs through (docs/compatibility.md#pipeline-workflows): the legacy path made of the handlers its
-// check and metrics name (each its own workflow with the handler's filters and mutator), then every
-// Pipeline resource the event or its check references. Resolved on the worker from the node's
+// Which workflows an event runs through (docs/compatibility.md#pipeline-workflows): the legacy path made of
+// the handlers its check and metrics name (each its own workflow with the handler's filters and mutator),
+// then every Pipeline resource the event or its check references. Resolved on the worker from the node's
 // configuration cache, so a handler changed meanwhile applies to events still queued.
 
 /** A `set` handler expands into its members, nested at most this deep (docs/compatibility.md#handler-sets). */

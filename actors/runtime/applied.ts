@@ -58,8 +58,9 @@ const textOfReply = (a: Applied): string | undefined => {
 };
 
 /**
- * The stored form of a list (a record's `seen`, a side record's header): a JSON array whose entries are `["id", reply]`, `["id"]` (no reply),
- * or just `"id"` when the reply is the same as the entry before's (most are: `{"stored":true}`).
+ * The stored form of a list (a record's `seen`, a side record's header): a JSON array whose entries are
+ * `["id", reply]`, `["id"]` (no reply), or just `"id"` when the reply is the same as the entry before's (most
+ * are: `{"stored":true}`).
  */
 export function encodeAppliedList(list: readonly Applied[]): string {
   let out = '[';

@@ -24,11 +24,11 @@ interface ScheduleDeps {
 }
 
 /**
- * The schedule actor of one check (docs/architecture.md#check-scheduling): the single owner in the cluster of the check's timer.
- * It holds the config version it schedules, keeps one durable `tick` deadline at the check's next
- * scheduled instant, and on each tick publishes the check request once the turn is durable.
- * `issued` is the tick's scheduled second, so a tick refired after a failover carries the same
- * value and agents drop it as a duplicate.
+ * The schedule actor of one check (docs/architecture.md#check-scheduling): the single owner in the cluster of
+ * the check's timer. It holds the config version it schedules, keeps one durable `tick` deadline at the
+ * check's next scheduled instant, and on each tick publishes the check request once the turn is durable.
+ * `issued` is the tick's scheduled second, so a tick refired after a failover carries the same value and
+ * agents drop it as a duplicate.
  */
 export function scheduleBehavior(deps: ScheduleDeps): ActorBehavior<ScheduleState> {
   const arm = (t: Turn<ScheduleState>, check: StoredCheck, after: number) => {

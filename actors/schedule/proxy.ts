@@ -13,9 +13,10 @@ const SETUP = new Script(`(() => {
 })()`);
 
 /**
- * Entities matching every `entity_attributes` expression (docs/compatibility.md#proxy-requests). Each expression runs in
- * a context with no host objects over a frozen copy of the entity, 100 ms at most; an expression
- * that throws or runs out of time counts as "no match" for that entity, and is logged once per fire.
+ * Entities matching every `entity_attributes` expression (docs/compatibility.md#proxy-requests). Each
+ * expression runs in a context with no host objects over a frozen copy of the entity, 100 ms at most; an
+ * expression that throws or runs out of time counts as "no match" for that entity, and is logged once per
+ * fire.
  */
 export function matchEntities(
   expressions: string[],

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Deterministic phase of an interval check (docs/compatibility.md#interval-splay): the little-endian uint64 of md5(name).
- * Every node computes the same value, so whoever owns the schedule fires at the same wall-clock
+ * Deterministic phase of an interval check (docs/compatibility.md#interval-splay): the little-endian uint64
+ * of md5(name). Every node computes the same value, so whoever owns the schedule fires at the same wall-clock
  * phase (given NTP), and a takeover keeps the rhythm.
  */
 export function splayOf(checkName: string): bigint {

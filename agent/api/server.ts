@@ -7,8 +7,8 @@ import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
 import { listen, type Listener } from '../listen.ts';
 
-// The agent HTTP API (docs/compatibility.md#agent-http-api): POST /events, GET /healthz, GET /version. Plain node:http: three
-// routes do not need a framework, and it gives direct control over body size and timeouts.
+// The agent HTTP API (docs/compatibility.md#agent-http-api): POST /events, GET /healthz, GET /version. Plain
+// node:http: three routes do not need a framework, and it gives direct control over body size and timeouts.
 
 /** Largest body of POST /events; a check event is a few KB, so this only stops abuse. */
 const MAX_BODY_BYTES = 512 * 1024;

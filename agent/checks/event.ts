@@ -2,8 +2,8 @@ import type { Event } from '../../proto/schemas/event.ts';
 import type { RequestCheckConfig } from '../../proto/schemas/check-request.ts';
 import type { Logger } from '../../lib/log.ts';
 
-// The event a check execution produces (docs/compatibility.md#check-execution): the request's configuration plus what
-// happened; metrics are extracted from the full output before `max_output_size` and
+// The event a check execution produces (docs/compatibility.md#check-execution): the request's configuration
+// plus what happened; metrics are extracted from the full output before `max_output_size` and
 // `discard_output` shorten it, so a metrics-only check can still drop its text.
 
 import type { extractMetrics } from '../metrics/index.ts';

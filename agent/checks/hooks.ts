@@ -1,7 +1,7 @@
 import type { RequestCheckConfig, RequestHookConfig } from '../../proto/schemas/check-request.ts';
 
-// Which hooks run after a check (docs/compatibility.md#hooks): each `check_hooks` entry names a status (0-255) or a
-// class of them; every matching entry's hooks run, each hook once, in the order they are listed.
+// Which hooks run after a check (docs/compatibility.md#hooks): each `check_hooks` entry names a status
+// (0-255) or a class of them; every matching entry's hooks run, each hook once, in the order they are listed.
 
 function hookTypeMatches(type: string, status: number): boolean {
   switch (type) {

@@ -18,9 +18,9 @@ import { CheckIntake } from './intake.ts';
 import { runCommand } from './run-command.ts';
 import { substituteTokens, tokenData, TokenSubstitutionError } from './tokens.ts';
 
-// Runs the checks the backend asks for, in the order of docs/compatibility.md#check-execution: tokens, assets, the command (allow
-// list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every failure before the
-// command runs becomes a status 3 event, so the operator sees why a check did not run.
+// Runs the checks the backend asks for, in the order of docs/compatibility.md#check-execution: tokens,
+// assets, the command (allow list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every
+// failure before the command runs becomes a status 3 event, so the operator sees why a check did not run.
 
 interface CheckExecutorDeps {
   log: Logger;

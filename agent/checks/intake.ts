@@ -1,6 +1,6 @@
-// Refuses check requests the reference refuses (docs/compatibility.md#check-request-dedupe): a request already seen (the agent may match
-// several subscriptions of the check), an older one than the last, and a check (per proxy entity)
-// whose previous run has not finished.
+// Refuses check requests the reference refuses (docs/compatibility.md#check-request-dedupe): a request
+// already seen (the agent may match several subscriptions of the check), an older one than the last, and a
+// check (per proxy entity) whose previous run has not finished.
 
 type Admission =
   { ok: true; key: string } | { ok: false; reason: 'in_progress' | 'duplicate' | 'stale'; message: string };

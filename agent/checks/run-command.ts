@@ -1,7 +1,8 @@
 import { runInGroup } from '../../lib/process-group.ts';
 
-// Runs one check or hook command the way the reference does (docs/compatibility.md#command-execution): through the shell in a process
-// group of its own (lib/process-group.ts), stdout and stderr combined in arrival order.
+// Runs one check or hook command the way the reference does (docs/compatibility.md#command-execution):
+// through the shell in a process group of its own (lib/process-group.ts), stdout and stderr combined in
+// arrival order.
 
 const TIMED_OUT_OUTPUT = 'Execution timed out\n';
 /** Output kept in memory per command; an event must still fit in one frame (1 MB). */

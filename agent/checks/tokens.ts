@@ -1,8 +1,7 @@
-// Token substitution (docs/compatibility.md#tokens): a subset of Go templates over every string of a check or hook,
-// with the entity as data (metadata fields also at the top level). Supported: `{{ .a.b }}`,
-// `{{ .a.b | default "x" }}`, `{{ default "x" .a.b }}`, `{{ assetPath "name" }}` and string literals.
-// A token that finds no value fails the whole substitution: running a command with a hole in it
-// would report the wrong thing.
+// Token substitution (docs/compatibility.md#tokens): a subset of Go templates over every string of a check or
+// hook, with the entity as data (metadata fields also at the top level). Supported: `{{ .a.b }}`, `{{ .a.b |
+// default "x" }}`, `{{ default "x" .a.b }}`, `{{ assetPath "name" }}` and string literals. A token that finds
+// no value fails the whole substitution: running a command with a hole in it would report the wrong thing.
 
 export class TokenSubstitutionError extends Error {
   constructor(message: string) {

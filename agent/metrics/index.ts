@@ -6,10 +6,10 @@ import { parsePrometheus } from './prometheus.ts';
 import type { MetricPoint, MetricTag } from './point.ts';
 import { METRIC_FORMATS, type MetricFormat } from '../../proto/schemas/resources/checks.ts';
 
-// Metric extraction: turns a check's output into metric points (docs/compatibility.md#metric-extraction). Pure and
-// synchronous; bad output never throws: unparsable lines are skipped and described in `errors`
-// (at most 20, then a count). Every point has a finite value and a whole-second timestamp, and
-// the check's `output_metric_tags` are appended after the point's own tags.
+// Metric extraction: turns a check's output into metric points (docs/compatibility.md#metric-extraction).
+// Pure and synchronous; bad output never throws: unparsable lines are skipped and described in `errors` (at
+// most 20, then a count). Every point has a finite value and a whole-second timestamp, and the check's
+// `output_metric_tags` are appended after the point's own tags.
 
 type Parser = (
   output: string,

@@ -18,7 +18,8 @@ try {
 function cpuSeconds(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after "(comm)": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
+    // Fields after "(comm)": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+    // utime(14) stime(15)
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(rest[11]) + Number(rest[12])) / clkTck;
   } catch {

@@ -7,9 +7,10 @@ import { encodeFrame, ENTITY_NOT_FOUND, type PayloadCodec } from '../../proto/fr
 import type { Logger } from '../../lib/log.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
 
-// Check requests reach an agent through the subjects of its subscriptions (docs/architecture.md#agent-connect,
-// docs/compatibility.md#agent-session): one subject fans out to every agent of a subscription, the other is shared by a queue group
-// so NATS hands each round-robin request to exactly one agent, wherever it is connected.
+// Check requests reach an agent through the subjects of its subscriptions
+// (docs/architecture.md#agent-connect, docs/compatibility.md#agent-session): one subject fans out to every
+// agent of a subscription, the other is shared by a queue group so NATS hands each round-robin request to
+// exactly one agent, wherever it is connected.
 
 type Sub = { unsubscribe(): void };
 

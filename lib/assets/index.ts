@@ -1,8 +1,8 @@
-// The agent's asset manager (docs/compatibility.md#assets): pick the build for this entity, fetch it (rate limited,
-// one download per archive however many checks ask), verify its SHA-512, unpack it into
-// `<cache-dir>/assets/<sha512>/` and give the environment that puts it on the command's paths.
-// The cache directory is its own index: an asset directory only appears by an atomic rename of a
-// completely unpacked tree, so its existence means it is complete, across restarts too.
+// The agent's asset manager (docs/compatibility.md#assets): pick the build for this entity, fetch it (rate
+// limited, one download per archive however many checks ask), verify its SHA-512, unpack it into
+// `<cache-dir>/assets/<sha512>/` and give the environment that puts it on the command's paths. The cache
+// directory is its own index: an asset directory only appears by an atomic rename of a completely unpacked
+// tree, so its existence means it is complete, across restarts too.
 import type * as v from 'valibot';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';

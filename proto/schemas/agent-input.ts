@@ -17,8 +17,8 @@ export const ApiEvent = v.object({ ...Event.entries, check: ApiCheck });
 export type ApiEvent = v.InferOutput<typeof ApiEvent>;
 
 /**
- * A legacy check result sent to the TCP or UDP socket (docs/compatibility.md#agent-sockets). Attributes not listed here are
- * dropped by `v.object`, which is the "unknown attributes are ignored" rule.
+ * A legacy check result sent to the TCP or UDP socket (docs/compatibility.md#agent-sockets). Attributes not
+ * listed here are dropped by `v.object`, which is the "unknown attributes are ignored" rule.
  */
 export const SocketEvent = v.object({
   name: Name,

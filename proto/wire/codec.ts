@@ -104,8 +104,8 @@ export const protobufCodec: PayloadCodec = {
 };
 
 /**
- * The handshake's negotiation (docs/compatibility.md#payload-encoding): protobuf only when the agent's Accept is exactly
- * `application/octet-stream`, JSON otherwise.
+ * The handshake's negotiation (docs/compatibility.md#payload-encoding): protobuf only when the agent's Accept
+ * is exactly `application/octet-stream`, JSON otherwise.
  */
 export function codecForAccept(accept: string | undefined): PayloadCodec {
   return accept?.trim().toLowerCase() === CONTENT_PROTOBUF ? protobufCodec : jsonCodec;

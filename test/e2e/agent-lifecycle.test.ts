@@ -20,7 +20,8 @@ import {
 // One backend with --entity-limit 3 and a default deregistration handler, and real agents:
 // redaction of entities and events in REST answers, the stored entity pushed to its agent
 // (entity_config), deregistration of an agent that stops with --deregister (entity and events gone,
-// its deregistration and resolutions handled), and the entity limit (402 at the handshake and through the API).
+// its deregistration and resolutions handled), and the entity limit (402 at the handshake and through the
+// API).
 
 const LIMIT = 3;
 let backend: Backend;

@@ -15,7 +15,8 @@ import { AGENT_BIN } from '../harness/agent.ts';
 import { issueClientCert, makeTestCerts, type TestCerts } from '../harness/certs.ts';
 
 // The agent port over TLS (wss): server trust on the agent side, mutual TLS with the certificate's
-// CN as the user, and the chain rule (docs/compatibility.md#tls-certificate-chains) with its exact error text.
+// CN as the user, and the chain rule (docs/compatibility.md#tls-certificate-chains) with its exact error
+// text.
 
 const NOT_TRUSTED = 'certificate not signed by trusted authority';
 let certs: TestCerts;

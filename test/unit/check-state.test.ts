@@ -88,8 +88,8 @@ test('flapping starts at the high threshold and ends at the low one', () => {
 });
 
 test('a flapping episode: exactly one start and one end, seen by filters through the extras', () => {
-  // 21 alternating results start flapping (score 98 in float32, >= 60); steady OKs then lower the score until it
-  // reaches the low threshold (20), which ends it.
+  // 21 alternating results start flapping (score 98 in float32, >= 60); steady OKs then lower the score until
+  // it reaches the low threshold (20), which ends it.
   let prev: Check | undefined;
   const marks: string[] = [];
   const statuses = [...Array.from({ length: 21 }, (_, i) => (i % 2 ? 2 : 0)), ...Array(30).fill(0)];

@@ -6,7 +6,8 @@ import { NOT_TRUSTED, readCertificates, readKeyPair, trustFailure } from '../../
 import { loadAgentServerTls } from '../../gateway/agents/tls.ts';
 import { makeTestCerts } from '../harness/certs.ts';
 
-// TLS file loading (both sides) and the mapping of TLS trust errors to one wording (docs/compatibility.md#tls-certificate-chains).
+// TLS file loading (both sides) and the mapping of TLS trust errors to one wording
+// (docs/compatibility.md#tls-certificate-chains).
 
 const certs = makeTestCerts();
 

@@ -5,8 +5,8 @@ import { udpHandle } from './udp.ts';
 import type { KindResult } from './result.ts';
 
 /**
- * Runs one handler with an already mutated payload (docs/compatibility.md#handlers). Never throws: every failure
- * comes back as ok=false with an error. The payload is never logged (it is the event).
+ * Runs one handler with an already mutated payload (docs/compatibility.md#handlers). Never throws: every
+ * failure comes back as ok=false with an error. The payload is never logged (it is the event).
  */
 export async function runHandler(
   spec: HandlerSpec,

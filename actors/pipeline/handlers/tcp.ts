@@ -46,7 +46,8 @@ export function tcpHandle(spec: HandlerSpec, payload: Buffer, ctx: ExecContext):
     if (ctx.signal?.aborted) return onAbort();
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
     socket.on('error', (e) => finish({ ok: false, error: `tcp ${host}:${port}: ${e.message}` }));
-    // Whatever the peer sends back is read and dropped, so closing never resets the connection over unread data.
+    // Whatever the peer sends back is read and dropped, so closing never resets the connection over unread
+    // data.
     socket.resume();
     socket.on('connect', () => socket.end(payload));
     socket.on('finish', () => finish({ ok: true }));

@@ -8,10 +8,9 @@ export const DEFAULT_JS_MUTATOR_TIMEOUT_MS = 500;
 const MAX_PROGRAMS = 64;
 
 /**
- * The payload for the handler of a workflow (docs/compatibility.md#mutators): the JSON event by default or with
- * `json`; the raw check output with `only_check_output`; a `javascript` mutator's returned string
- * (null or undefined mean the JSON event); a `pipe` mutator's stdout. Failures throw an Error
- * naming the mutator.
+ * The payload for the handler of a workflow (docs/compatibility.md#mutators): the JSON event by default or
+ * with `json`; the raw check output with `only_check_output`; a `javascript` mutator's returned string (null
+ * or undefined mean the JSON event); a `pipe` mutator's stdout. Failures throw an Error naming the mutator.
  */
 export async function mutate(
   ref: MutatorRef | undefined,

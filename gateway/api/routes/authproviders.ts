@@ -13,9 +13,9 @@ import { authorize, readJson, sendOne, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
 
 /**
- * Authentication providers (`authentication/v2`), docs/compatibility.md#authentication-providers: list (filtered by repeatable
- * `types`, paginated), get, create-or-replace with PUT (200; 400 for a payload missing an attribute
- * a PUT must hold), delete. Mounted at `/api/enterprise/authentication/v2`.
+ * Authentication providers (`authentication/v2`), docs/compatibility.md#authentication-providers: list
+ * (filtered by repeatable `types`, paginated), get, create-or-replace with PUT (200; 400 for a payload
+ * missing an attribute a PUT must hold), delete. Mounted at `/api/enterprise/authentication/v2`.
  */
 export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { Name } from '../common.ts';
 
-// Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT example spells the kind
-// `Type`; responses spell it `type`. Both spellings are accepted and stored as `type`.
+// Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT
+// example spells the kind `Type`; responses spell it `type`. Both spellings are accepted and stored as
+// `type`.
 
 const Search = v.object({
   base_dn: v.pipe(v.string(), v.minLength(1, 'base_dn must not be empty')),
@@ -150,8 +151,9 @@ export const DIRECTORY_SEARCH_DEFAULTS: Record<
 };
 
 /**
- * A provider as stored and shown: every server field present (answers carry them all: docs/compatibility.md#authentication-providers),
- * with the values the login uses when the payload left them out.
+ * A provider as stored and shown: every server field present (answers carry them all:
+ * docs/compatibility.md#authentication-providers), with the values the login uses when the payload left them
+ * out.
  */
 export function withProviderDefaults(p: AuthProvider): AuthProvider {
   if (p.type === 'oidc') return p;
