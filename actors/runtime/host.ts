@@ -1,23 +1,18 @@
-import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
+import { actorHeaders, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
 import { applied, findApplied, replyOf, type Applied } from './applied.ts';
-import { Cell, decodeActorRecord } from './cell.ts';
+import { decodeActorRecord, type Cell } from './cell.ts';
+import { CellTable } from './cell-table.ts';
 import { Committer } from './commit.ts';
+import { Deadlines } from './deadlines.ts';
 import { shardOf } from './hash.ts';
 import type { KvStore } from './kv-store.ts';
 import type { InboundMsg, NatsAdapter } from './nats.ts';
 import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
-import { TimerHeap, type TimerEntry } from './timers.ts';
+import type { TimerEntry } from './timers.ts';
 import { TurnImpl } from './turn.ts';
-import {
-  ActorError,
-  AlreadyApplied,
-  Fenced,
-  type ActorBehavior,
-  type TimerSpec,
-  type Turn,
-} from './types.ts';
+import { ActorError, AlreadyApplied, Fenced, type ActorBehavior, type Turn } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
 const DEFAULTS = {
@@ -70,9 +65,9 @@ interface ActorHostOptions {
  */
 export class ActorHost implements ShardHost {
   private readonly shards = new Map<number, ActiveShard>();
-  private readonly cells = new Map<string, Cell>();
+  private readonly cells = new CellTable();
   private readonly behaviors = new Map<string, ActorBehavior<unknown>>();
-  private readonly timers: TimerHeap;
+  private readonly deadlines: Deadlines;
   private readonly writer: RecordWriter;
   private readonly committer: Committer;
   private readonly sweep: NodeJS.Timeout;
@@ -91,11 +86,11 @@ export class ActorHost implements ShardHost {
   constructor(private readonly opts: ActorHostOptions) {
     for (const b of opts.behaviors) this.behaviors.set(b.kind, b);
     this.debug = opts.log.enabled('debug');
-    this.timers = new TimerHeap((e) => this.onTimer(e));
+    this.deadlines = new Deadlines((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
     this.committer = new Committer(this.writer, opts.stores, opts.log);
     const idle = opts.passivateAfterMs ?? DEFAULTS.passivateAfterMs;
-    this.sweep = setInterval(() => this.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
+    this.sweep = setInterval(() => this.cells.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
     this.sweep.unref();
   }
 
@@ -106,12 +101,10 @@ export class ActorHost implements ShardHost {
     return this.cells.size;
   }
   get timerCount(): number {
-    return this.timers.size;
+    return this.deadlines.size;
   }
   mailboxDepth(): number {
-    let d = 0;
-    for (const c of this.cells.values()) d += c.mailbox.depth;
-    return d;
+    return this.cells.mailboxDepth();
   }
 
   async activate(shard: number, fence: number): Promise<void> {
@@ -126,31 +119,32 @@ export class ActorHost implements ShardHost {
           (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)
         )
           continue;
-        const cell = this.cell(b, record.id, shard);
+        const cell = this.cells.get(b, record.id, shard);
         // A record holding an intent is loaded by the actor's first turn, which finishes the intent.
         if (!cell.loaded && !record.intent) cell.adopt(record, e.revision);
-        for (const [name, spec] of Object.entries(record.timers)) this.arm(cell, name, spec, acquiredAt);
+        for (const [name, spec] of Object.entries(record.timers))
+          this.deadlines.arm(cell, name, spec, acquiredAt);
       }
     }
     if (!this.opts.guard()) throw new Fenced();
     const sub = this.opts.nats.subscribe(subjects.actorShard(shard), (m) => this.onMessage(shard, m));
     this.shards.set(shard, { fence, unsubscribe: sub.unsubscribe, acquiredAt });
-    if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.timers.size });
+    if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.deadlines.size });
   }
 
   async deactivate(shard: number): Promise<void> {
     const active = this.shards.get(shard);
     if (!active) return;
     active.unsubscribe();
-    this.timers.dropShard(shard);
-    const cells = [...this.cells.values()].filter((c) => c.shard === shard);
+    this.deadlines.dropShard(shard);
+    const cells = this.cells.ofShard(shard);
     // Let turns already in the mailboxes finish (their writes land before we release the key).
     await Promise.race([
       Promise.all(cells.map((c) => c.mailbox.idle())),
       new Promise((r) => setTimeout(r, DEFAULTS.handoffDrainMs)),
     ]);
     this.shards.delete(shard);
-    for (const c of cells) this.cells.delete(c.key);
+    this.cells.forget(cells);
   }
 
   drop(shard: number): void {
@@ -158,8 +152,8 @@ export class ActorHost implements ShardHost {
     if (!active) return;
     this.shards.delete(shard);
     active.unsubscribe();
-    this.timers.dropShard(shard);
-    for (const c of [...this.cells.values()]) if (c.shard === shard) this.cells.delete(c.key);
+    this.deadlines.dropShard(shard);
+    this.cells.dropShard(shard);
   }
 
   /**
@@ -177,7 +171,7 @@ export class ActorHost implements ShardHost {
     if (!this.opts.guard() || !this.shards.has(shard)) return undefined;
     const behavior = this.behaviors.get(kind);
     if (!behavior) return undefined;
-    return this.dispatch(this.cell(behavior, id, shard), type, body, msgId);
+    return this.dispatch(this.cells.get(behavior, id, shard), type, body, msgId);
   }
 
   private dispatch(cell: Cell, type: string, body: unknown, msgId: string | undefined): Promise<unknown> {
@@ -197,13 +191,13 @@ export class ActorHost implements ShardHost {
         if (cell.openBatch === batch) cell.openBatch = undefined;
         // The cell was dropped (a failed commit) while these waited: they go to the actor's
         // current cell, which reads the store afresh, instead of running on a stale copy.
-        if (this.evicted(cell)) {
+        if (this.cells.evicted(cell)) {
           if (!this.opts.guard() || !this.shards.has(cell.shard)) {
             for (const m of batch) m.reject(new Fenced());
             return;
           }
           for (const m of batch)
-            this.dispatch(this.cell(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(
+            this.dispatch(this.cells.get(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(
               m.resolve,
               m.reject,
             );
@@ -250,7 +244,7 @@ export class ActorHost implements ShardHost {
     }
 
     this.dispatch(
-      this.cell(behavior, id, shard),
+      this.cells.get(behavior, id, shard),
       m.header(actorHeaders.type) ?? '',
       body,
       m.header(actorHeaders.msgId),
@@ -272,11 +266,11 @@ export class ActorHost implements ShardHost {
     if (!this.opts.guard() || !this.shards.has(e.shard)) return;
     const behavior = this.behaviors.get(e.kind);
     if (!behavior) return;
-    const cell = this.cell(behavior, e.id, e.shard);
+    const cell = this.cells.get(behavior, e.id, e.shard);
     cell.openBatch = undefined; // messages arriving from now on run after the deadline, not before
     void cell.mailbox
       .post(() =>
-        this.evicted(cell)
+        this.cells.evicted(cell)
           ? Promise.resolve(this.onTimer(e))
           : this.turn(cell, undefined, async (t) => {
               // A newer deadline replaced this one after it was queued: nothing to do.
@@ -382,7 +376,7 @@ export class ActorHost implements ShardHost {
       // A retry of a message that already wrote what it read: answered as it was the first time.
       if (err instanceof AlreadyApplied) return err.reply;
       // Turns work in place: whatever the actor touched before failing is thrown away with the cell.
-      this.evict(cell);
+      this.cells.evict(cell);
       throw err;
     }
     await this.commit(cell, turn, msgId ? [applied(msgId, result)] : [], 1);
@@ -423,7 +417,7 @@ export class ActorHost implements ShardHost {
       cell.state = turn.state;
       cell.stateJson = stateJson;
       cell.timers = turn.timers;
-      this.syncTimers(cell, before, turn.timers);
+      this.deadlines.sync(cell, before, turn.timers);
     }
     this.committedTurns += messages;
     for (const fn of turn.effects) {
@@ -455,31 +449,10 @@ export class ActorHost implements ShardHost {
     try {
       await Promise.all(turn.queued.map((q) => publish(q.subject, Buffer.from(q.data), q.msgId)));
     } catch (err) {
-      this.evict(cell);
+      this.cells.evict(cell);
       throw new ActorError('unavailable', `cannot enqueue: ${(err as Error).message}`);
     }
     this.assertOwned(cell.shard);
-  }
-
-  private syncTimers(cell: Cell, before: Record<string, TimerSpec>, after: Record<string, TimerSpec>): void {
-    for (const name of Object.keys(before)) if (!(name in after)) this.timers.delete(timerKey(cell, name));
-    for (const [name, spec] of Object.entries(after)) {
-      if (before[name]?.at !== spec.at) this.arm(cell, name, spec);
-    }
-  }
-
-  private arm(cell: Cell, name: string, spec: TimerSpec, takeoverAt?: number): void {
-    const fireAt =
-      takeoverAt !== undefined && spec.grace ? Math.max(spec.at, takeoverAt + spec.grace) : spec.at;
-    this.timers.set({
-      key: timerKey(cell, name),
-      shard: cell.shard,
-      kind: cell.behavior.kind,
-      id: cell.id,
-      name,
-      at: spec.at,
-      fireAt,
-    });
   }
 
   /** Loads (and finishes) the actor's record; a store that cannot answer is a retryable refusal. */
@@ -487,15 +460,10 @@ export class ActorHost implements ShardHost {
     try {
       await this.committer.load(cell);
     } catch (err) {
-      this.evict(cell);
+      this.cells.evict(cell);
       throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
     }
-    // The record may hold deadlines the heap does not know: those of a turn that was decided (its
-    // record written) but failed before this node adopted it. Deadlines already armed are kept, with
-    // any takeover grace they had.
-    for (const [name, spec] of Object.entries(cell.timers)) {
-      if (this.timers.get(timerKey(cell, name))?.at !== spec.at) this.arm(cell, name, spec);
-    }
+    this.deadlines.armMissing(cell);
   }
 
   /**
@@ -505,7 +473,7 @@ export class ActorHost implements ShardHost {
    * reload the actor and re-arm its deadlines from what is really stored, so none is lost.
    */
   private async recover(cell: Cell): Promise<void> {
-    this.evict(cell);
+    this.cells.evict(cell);
     for (let attempt = 0; ; attempt++) {
       if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
       const stillOwner = this.verifyOwnership
@@ -515,7 +483,7 @@ export class ActorHost implements ShardHost {
         this.drop(cell.shard);
         return;
       }
-      const fresh = this.cell(cell.behavior, cell.id, cell.shard);
+      const fresh = this.cells.get(cell.behavior, cell.id, cell.shard);
       try {
         await fresh.mailbox.post(async () => {
           if (!fresh.loaded) await this.load(fresh);
@@ -539,42 +507,15 @@ export class ActorHost implements ShardHost {
     }
   }
 
-  /** A cell no longer in the map: its actor has a fresher cell, or none here any more. */
-  private evicted(cell: Cell): boolean {
-    return this.cells.get(cell.key) !== cell;
-  }
-
-  private evict(cell: Cell): void {
-    if (this.cells.get(cell.key) === cell) this.cells.delete(cell.key);
-  }
-
-  private cell(behavior: ActorBehavior<unknown>, id: string, shard: number): Cell {
-    const key = actorRecordKey(shard, behavior.keyTokens(id));
-    let c = this.cells.get(key);
-    if (!c) {
-      c = new Cell(behavior, id, shard, key);
-      this.cells.set(key, c);
-    }
-    return c;
-  }
-
   private store(bucket: string): KvStore {
     const s = this.opts.stores.get(bucket);
     if (!s) throw new Error(`no KV bucket ${bucket}`);
     return s;
   }
 
-  private passivate(idleMs: number): void {
-    const cutoff = Date.now() - idleMs;
-    for (const c of [...this.cells.values()])
-      if (c.lastUsed < cutoff && c.mailbox.depth === 0) this.cells.delete(c.key);
-  }
-
   async stop(): Promise<void> {
     clearInterval(this.sweep);
     for (const s of [...this.shards.keys()]) this.drop(s);
-    this.timers.clear();
+    this.deadlines.clear();
   }
 }
-
-const timerKey = (cell: Cell, name: string) => `${cell.key}\u0000${name}`;
