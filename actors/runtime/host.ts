@@ -1,9 +1,7 @@
 import { actorHeaders, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
-import { applied, findApplied, replyOf, type Applied } from './applied.ts';
 import { decodeActorRecord, type Cell } from './cell.ts';
 import { CellTable } from './cell-table.ts';
-import { Committer } from './commit.ts';
 import { Deadlines } from './deadlines.ts';
 import { shardOf } from './hash.ts';
 import type { KvStore } from './kv-store.ts';
@@ -11,8 +9,8 @@ import type { InboundMsg, NatsAdapter } from './nats.ts';
 import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
 import type { TimerEntry } from './timers.ts';
-import { TurnImpl } from './turn.ts';
-import { ActorError, AlreadyApplied, Fenced, type ActorBehavior, type Turn } from './types.ts';
+import { TurnRunner, type Queued } from './turn-runner.ts';
+import { ActorError, Fenced, type ActorBehavior } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
 const DEFAULTS = {
@@ -23,18 +21,7 @@ const DEFAULTS = {
   passivateAfterMs: 10 * 60_000,
   /** The sweep for idle actors runs at least this often (every passivateAfterMs when that is shorter). */
   passivateSweepMaxMs: 60_000,
-  /** Reloading an actor after a failed write retries from this, doubling up to reloadBackoffMaxMs. */
-  reloadBackoffMs: 250,
-  reloadBackoffMaxMs: 5000,
 } as const;
-
-interface Queued {
-  type: string;
-  body: unknown;
-  msgId: string | undefined;
-  resolve(v: unknown): void;
-  reject(err: unknown): void;
-}
 
 interface ActiveShard {
   fence: number;
@@ -60,26 +47,19 @@ interface ActorHostOptions {
 
 /**
  * Hosts the actors of the shards this node owns: one mailbox subscription per shard, turns run one
- * at a time per actor, state committed with compare-and-set before any reply, and the durable
- * timers of the shard kept in a heap.
+ * at a time per actor (by TurnRunner, which commits state with compare-and-set before any reply),
+ * and the durable timers of the shard kept in a heap.
  */
 export class ActorHost implements ShardHost {
   private readonly shards = new Map<number, ActiveShard>();
   private readonly cells = new CellTable();
   private readonly behaviors = new Map<string, ActorBehavior<unknown>>();
   private readonly deadlines: Deadlines;
+  /** Made here, not in the runner: the benchmark and the tests read its write counters on the host. */
   private readonly writer: RecordWriter;
-  private readonly committer: Committer;
+  private readonly turns: TurnRunner;
   private readonly sweep: NodeJS.Timeout;
   private readonly debug: boolean;
-  private readonly readSide = (
-    cell: Cell,
-    bucket: string,
-    key: string,
-    messageId: string | undefined,
-  ): unknown => this.committer.readSide(cell, bucket, key, messageId);
-  /** Turns committed by this node, for metrics and tests. */
-  committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */
   verifyOwnership: ((shard: number) => Promise<boolean>) | undefined;
 
@@ -88,12 +68,24 @@ export class ActorHost implements ShardHost {
     this.debug = opts.log.enabled('debug');
     this.deadlines = new Deadlines((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
-    this.committer = new Committer(this.writer, opts.stores, opts.log);
+    this.turns = new TurnRunner({
+      owner: this,
+      cells: this.cells,
+      deadlines: this.deadlines,
+      writer: this.writer,
+      stores: opts.stores,
+      log: opts.log,
+      publishDurable: opts.publishDurable,
+    });
     const idle = opts.passivateAfterMs ?? DEFAULTS.passivateAfterMs;
     this.sweep = setInterval(() => this.cells.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
     this.sweep.unref();
   }
 
+  /** Turns committed by this node, for metrics and tests. */
+  get committedTurns(): number {
+    return this.turns.committedTurns;
+  }
   get ownedCount(): number {
     return this.shards.size;
   }
@@ -105,6 +97,11 @@ export class ActorHost implements ShardHost {
   }
   mailboxDepth(): number {
     return this.cells.mailboxDepth();
+  }
+
+  /** The lease guard holds and `shard` is active here: its work may start or finish. */
+  owns(shard: number): boolean {
+    return this.opts.guard() && this.shards.has(shard);
   }
 
   async activate(shard: number, fence: number): Promise<void> {
@@ -168,7 +165,7 @@ export class ActorHost implements ShardHost {
     msgId: string | undefined,
   ): Promise<unknown> | undefined {
     const shard = shardOf(kind, id, this.opts.shardCount);
-    if (!this.opts.guard() || !this.shards.has(shard)) return undefined;
+    if (!this.owns(shard)) return undefined;
     const behavior = this.behaviors.get(kind);
     if (!behavior) return undefined;
     return this.dispatch(this.cells.get(behavior, id, shard), type, body, msgId);
@@ -192,7 +189,7 @@ export class ActorHost implements ShardHost {
         // The cell was dropped (a failed commit) while these waited: they go to the actor's
         // current cell, which reads the store afresh, instead of running on a stale copy.
         if (this.cells.evicted(cell)) {
-          if (!this.opts.guard() || !this.shards.has(cell.shard)) {
+          if (!this.owns(cell.shard)) {
             for (const m of batch) m.reject(new Fenced());
             return;
           }
@@ -203,7 +200,7 @@ export class ActorHost implements ShardHost {
             );
           return;
         }
-        await this.runBatch(cell, batch);
+        await this.turns.runBatch(cell, batch);
       });
     });
     if (msgId) {
@@ -217,7 +214,7 @@ export class ActorHost implements ShardHost {
   }
 
   private onMessage(shard: number, m: InboundMsg): void {
-    if (!this.opts.guard() || !this.shards.has(shard)) return; // a stale owner stays silent
+    if (!this.owns(shard)) return; // a stale owner stays silent
     const kind = m.header(actorHeaders.kind) ?? '';
     const id = m.header(actorHeaders.id) ?? '';
     const behavior = this.behaviors.get(kind);
@@ -263,7 +260,7 @@ export class ActorHost implements ShardHost {
   }
 
   private onTimer(e: TimerEntry): void {
-    if (!this.opts.guard() || !this.shards.has(e.shard)) return;
+    if (!this.owns(e.shard)) return;
     const behavior = this.behaviors.get(e.kind);
     if (!behavior) return;
     const cell = this.cells.get(behavior, e.id, e.shard);
@@ -272,7 +269,7 @@ export class ActorHost implements ShardHost {
       .post(() =>
         this.cells.evicted(cell)
           ? Promise.resolve(this.onTimer(e))
-          : this.turn(cell, undefined, async (t) => {
+          : this.turns.turn(cell, undefined, async (t) => {
               // A newer deadline replaced this one after it was queued: nothing to do.
               if (t.timer(e.name)?.at !== e.at) return;
               t.clearTimer(e.name);
@@ -294,217 +291,6 @@ export class ActorHost implements ShardHost {
             error: (err as Error).message,
           });
       });
-  }
-
-  private assertOwned(shard: number): void {
-    if (!this.opts.guard() || !this.shards.has(shard)) throw new Fenced();
-  }
-
-  /**
-   * Runs the messages queued together: one turn and one commit for all of them. When one of them
-   * fails, nothing of the batch is committed and each message gets a turn of its own instead, so a
-   * bad message fails alone.
-   */
-  private async runBatch(cell: Cell, batch: Queued[]): Promise<void> {
-    if (batch.length > 1) {
-      let results: unknown[] | undefined;
-      try {
-        results = await this.turnMany(cell, batch);
-      } catch (err) {
-        for (const m of batch) m.reject(err);
-        return;
-      }
-      if (results) {
-        batch.forEach((m, i) => m.resolve(results![i]));
-        return;
-      }
-    }
-    for (const m of batch) {
-      try {
-        m.resolve(await this.turn(cell, m.msgId, (t) => cell.behavior.receive(t, m.type, m.body)));
-      } catch (err) {
-        m.reject(err);
-      }
-    }
-  }
-
-  /** Several messages in one turn; undefined (nothing committed) when one of them throws. */
-  private async turnMany(cell: Cell, batch: Queued[]): Promise<unknown[] | undefined> {
-    this.assertOwned(cell.shard);
-    cell.lastUsed = Date.now();
-    if (!cell.loaded) await this.load(cell);
-    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
-    const results: unknown[] = [];
-    const done: Applied[] = [];
-    for (const m of batch) {
-      const dup = findApplied(cell.seen, m.msgId);
-      if (dup) {
-        results.push(replyOf(dup));
-        continue;
-      }
-      turn.messageId = m.msgId;
-      let result: unknown;
-      try {
-        result = await cell.behavior.receive(turn, m.type, m.body);
-      } catch {
-        return undefined;
-      }
-      results.push(result);
-      if (m.msgId) done.push(applied(m.msgId, result));
-    }
-    await this.commit(cell, turn, done, batch.length);
-    return results;
-  }
-
-  private async turn<R>(
-    cell: Cell,
-    msgId: string | undefined,
-    body: (t: Turn<unknown>) => Promise<R>,
-  ): Promise<R | unknown> {
-    this.assertOwned(cell.shard);
-    cell.lastUsed = Date.now();
-    if (!cell.loaded) await this.load(cell);
-    const dup = findApplied(cell.seen, msgId);
-    if (dup) return replyOf(dup);
-
-    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
-    turn.messageId = msgId;
-    let result: R;
-    try {
-      result = await body(turn);
-    } catch (err) {
-      // A retry of a message that already wrote what it read: answered as it was the first time.
-      if (err instanceof AlreadyApplied) return err.reply;
-      // Turns work in place: whatever the actor touched before failing is thrown away with the cell.
-      this.cells.evict(cell);
-      throw err;
-    }
-    await this.commit(cell, turn, msgId ? [applied(msgId, result)] : [], 1);
-    return result;
-  }
-
-  /**
-   * Makes a turn durable (see Committer) and only then adopts it. A failed write reloads the actor
-   * and answers `unavailable`, so no reply claims what may not be stored and the sender retries
-   * with the same message id; a node that lost the shard meanwhile stays silent.
-   */
-  private async commit(cell: Cell, turn: TurnImpl, done: Applied[], messages: number): Promise<void> {
-    this.assertOwned(cell.shard);
-
-    // State is replaced, never mutated in place (see Turn.state): the same reference means no change,
-    // and only a new one is serialized (and compared, since an equal copy needs no write either).
-    const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
-    const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
-    if (turn.queued.length > 0) await this.publishQueued(cell, turn);
-    let seen: Applied[];
-    try {
-      seen = await this.committer.persist(cell, turn, stateJson, recordChanged, done);
-    } catch (err) {
-      this.opts.log.warn('state write failed; reloading the actor', {
-        actor: `${cell.behavior.kind}/${cell.id}`,
-        error: (err as Error).message,
-      });
-      void this.recover(cell);
-      this.assertOwned(cell.shard);
-      throw new ActorError('unavailable', `not stored: ${(err as Error).message}`);
-    }
-    // A node frozen during the write learns here that its lease ran out: the write may have
-    // landed (the new owner will see it), but we must not claim it with a reply.
-    this.assertOwned(cell.shard);
-    cell.seen = seen;
-    if (recordChanged) {
-      const before = cell.timers;
-      cell.state = turn.state;
-      cell.stateJson = stateJson;
-      cell.timers = turn.timers;
-      this.deadlines.sync(cell, before, turn.timers);
-    }
-    this.committedTurns += messages;
-    for (const fn of turn.effects) {
-      // An effect's failure is the effect's: the turn is committed and its reply stands.
-      void (async () => fn())().catch((err) =>
-        this.opts.log.error('after-commit effect failed', {
-          actor: `${cell.behavior.kind}/${cell.id}`,
-          error: (err as Error).message,
-        }),
-      );
-    }
-    if (this.debug)
-      this.opts.log.debug('turn committed', {
-        actor: `${cell.behavior.kind}/${cell.id}`,
-        shard: cell.shard,
-        msg_id: done.length === 1 ? done[0]![0] : undefined,
-        messages,
-        writes: turn.sideWrites.size + (recordChanged ? 1 : 0),
-      });
-  }
-
-  /**
-   * The turn's messages go out before its writes: a crash in between leaves a message whose turn is
-   * retried (and deduplicated by msgId), never a stored change whose message was lost.
-   */
-  private async publishQueued(cell: Cell, turn: TurnImpl): Promise<void> {
-    const publish = this.opts.publishDurable;
-    if (!publish) throw new ActorError('internal', 'this node cannot enqueue messages');
-    try {
-      await Promise.all(turn.queued.map((q) => publish(q.subject, Buffer.from(q.data), q.msgId)));
-    } catch (err) {
-      this.cells.evict(cell);
-      throw new ActorError('unavailable', `cannot enqueue: ${(err as Error).message}`);
-    }
-    this.assertOwned(cell.shard);
-  }
-
-  /** Loads (and finishes) the actor's record; a store that cannot answer is a retryable refusal. */
-  private async load(cell: Cell): Promise<void> {
-    try {
-      await this.committer.load(cell);
-    } catch (err) {
-      this.cells.evict(cell);
-      throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
-    }
-    this.deadlines.armMissing(cell);
-  }
-
-  /**
-   * After a failed write the cached view of an actor cannot be trusted: a compare-and-set lost to
-   * another writer (a stale owner's late write, or a new owner if we are the stale one), or a
-   * write timed out and may or may not have landed. Ask whether the shard is still ours; if so,
-   * reload the actor and re-arm its deadlines from what is really stored, so none is lost.
-   */
-  private async recover(cell: Cell): Promise<void> {
-    this.cells.evict(cell);
-    for (let attempt = 0; ; attempt++) {
-      if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
-      const stillOwner = this.verifyOwnership
-        ? await this.verifyOwnership(cell.shard).catch(() => false)
-        : true;
-      if (!stillOwner) {
-        this.drop(cell.shard);
-        return;
-      }
-      const fresh = this.cells.get(cell.behavior, cell.id, cell.shard);
-      try {
-        await fresh.mailbox.post(async () => {
-          if (!fresh.loaded) await this.load(fresh);
-        });
-        return;
-      } catch (err) {
-        // Keep trying while the store is away: the record may hold a decided turn whose side writes
-        // and deadlines nobody else would finish until the actor's next message.
-        if (attempt === 0)
-          this.opts.log.warn('reloading an actor failed; retrying', {
-            actor: `${cell.behavior.kind}/${cell.id}`,
-            error: (err as Error).message,
-          });
-        await new Promise((r) =>
-          setTimeout(
-            r,
-            Math.min(DEFAULTS.reloadBackoffMaxMs, DEFAULTS.reloadBackoffMs * 2 ** attempt),
-          ).unref(),
-        );
-      }
-    }
   }
 
   private store(bucket: string): KvStore {
