@@ -1,5 +1,5 @@
 import { decodeToken } from '../../proto/names.ts';
-import type { KvStore } from '../runtime/nats.ts';
+import type { KvStore } from '../runtime/kv-store.ts';
 import { recordHasNoState } from '../runtime/cell.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { eventKey, actorRecordKey } from '../../proto/names.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
-import type { KvStore } from '../runtime/nats.ts';
+import type { KvStore } from '../runtime/kv-store.ts';
 import { shardOf } from '../runtime/hash.ts';
 import type { ActorRecord } from '../runtime/types.ts';
 import { ENTITY_KIND, entityActorId, type EntityState } from './messages.ts';

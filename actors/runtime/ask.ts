@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { actorHeaders, SHARD_COUNT, subjects } from '../../proto/names.ts';
 import { shardOf } from './hash.ts';
-import { NoRespondersError, RequestTimeoutError, type NatsAdapter } from './nats.ts';
+import type { NatsAdapter } from './nats.ts';
+import { NoRespondersError, RequestTimeoutError } from './request-mux.ts';
 import { decodeReply } from './reply.ts';
 import { ActorError, Fenced } from './types.ts';
 

@@ -19,7 +19,8 @@ import {
   type Cell,
   type SideRecord,
 } from './cell.ts';
-import { CasConflictError, type Headers, type KvStore } from './nats.ts';
+import { CasConflictError, type KvStore } from './kv-store.ts';
+import type { Headers } from './nats-headers.ts';
 import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
 import type { RecordWriter } from './writer.ts';

@@ -1,22 +1,16 @@
-import { actorHeaders, actorRecordKey, shardToken, subjects } from '../../proto/names.ts';
+import { actorHeaders, shardToken, subjects } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
-import { applied, findApplied, replyOf, type Applied } from './applied.ts';
-import { Cell, decodeActorRecord } from './cell.ts';
-import { Committer } from './commit.ts';
+import { decodeActorRecord, type Cell } from './cell.ts';
+import { CellTable } from './cell-table.ts';
+import { Deadlines } from './deadlines.ts';
 import { shardOf } from './hash.ts';
-import type { InboundMsg, KvStore, NatsAdapter } from './nats.ts';
+import type { KvStore } from './kv-store.ts';
+import type { InboundMsg, NatsAdapter } from './nats.ts';
 import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
-import { TimerHeap, type TimerEntry } from './timers.ts';
-import { TurnImpl } from './turn.ts';
-import {
-  ActorError,
-  AlreadyApplied,
-  Fenced,
-  type ActorBehavior,
-  type TimerSpec,
-  type Turn,
-} from './types.ts';
+import type { TimerEntry } from './timers.ts';
+import { TurnRunner, type Queued } from './turn-runner.ts';
+import { ActorError, Fenced, type ActorBehavior } from './types.ts';
 import { RecordWriter } from './writer.ts';
 
 const DEFAULTS = {
@@ -27,18 +21,7 @@ const DEFAULTS = {
   passivateAfterMs: 10 * 60_000,
   /** The sweep for idle actors runs at least this often (every passivateAfterMs when that is shorter). */
   passivateSweepMaxMs: 60_000,
-  /** Reloading an actor after a failed write retries from this, doubling up to reloadBackoffMaxMs. */
-  reloadBackoffMs: 250,
-  reloadBackoffMaxMs: 5000,
 } as const;
-
-interface Queued {
-  type: string;
-  body: unknown;
-  msgId: string | undefined;
-  resolve(v: unknown): void;
-  reject(err: unknown): void;
-}
 
 interface ActiveShard {
   fence: number;
@@ -64,40 +47,45 @@ interface ActorHostOptions {
 
 /**
  * Hosts the actors of the shards this node owns: one mailbox subscription per shard, turns run one
- * at a time per actor, state committed with compare-and-set before any reply, and the durable
- * timers of the shard kept in a heap.
+ * at a time per actor (by TurnRunner, which commits state with compare-and-set before any reply),
+ * and the durable timers of the shard kept in a heap.
  */
 export class ActorHost implements ShardHost {
   private readonly shards = new Map<number, ActiveShard>();
-  private readonly cells = new Map<string, Cell>();
+  private readonly cells = new CellTable();
   private readonly behaviors = new Map<string, ActorBehavior<unknown>>();
-  private readonly timers: TimerHeap;
+  private readonly deadlines: Deadlines;
+  /** Made here, not in the runner: the benchmark and the tests read its write counters on the host. */
   private readonly writer: RecordWriter;
-  private readonly committer: Committer;
+  private readonly turns: TurnRunner;
   private readonly sweep: NodeJS.Timeout;
   private readonly debug: boolean;
-  private readonly readSide = (
-    cell: Cell,
-    bucket: string,
-    key: string,
-    messageId: string | undefined,
-  ): unknown => this.committer.readSide(cell, bucket, key, messageId);
-  /** Turns committed by this node, for metrics and tests. */
-  committedTurns = 0;
   /** Asks etcd whether this node still owns a shard (set by the shard manager). */
   verifyOwnership: ((shard: number) => Promise<boolean>) | undefined;
 
   constructor(private readonly opts: ActorHostOptions) {
     for (const b of opts.behaviors) this.behaviors.set(b.kind, b);
     this.debug = opts.log.enabled('debug');
-    this.timers = new TimerHeap((e) => this.onTimer(e));
+    this.deadlines = new Deadlines((e) => this.onTimer(e));
     this.writer = new RecordWriter(opts.stores);
-    this.committer = new Committer(this.writer, opts.stores, opts.log);
+    this.turns = new TurnRunner({
+      owner: this,
+      cells: this.cells,
+      deadlines: this.deadlines,
+      writer: this.writer,
+      stores: opts.stores,
+      log: opts.log,
+      publishDurable: opts.publishDurable,
+    });
     const idle = opts.passivateAfterMs ?? DEFAULTS.passivateAfterMs;
-    this.sweep = setInterval(() => this.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
+    this.sweep = setInterval(() => this.cells.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));
     this.sweep.unref();
   }
 
+  /** Turns committed by this node, for metrics and tests. */
+  get committedTurns(): number {
+    return this.turns.committedTurns;
+  }
   get ownedCount(): number {
     return this.shards.size;
   }
@@ -105,12 +93,15 @@ export class ActorHost implements ShardHost {
     return this.cells.size;
   }
   get timerCount(): number {
-    return this.timers.size;
+    return this.deadlines.size;
   }
   mailboxDepth(): number {
-    let d = 0;
-    for (const c of this.cells.values()) d += c.mailbox.depth;
-    return d;
+    return this.cells.mailboxDepth();
+  }
+
+  /** The lease guard holds and `shard` is active here: its work may start or finish. */
+  owns(shard: number): boolean {
+    return this.opts.guard() && this.shards.has(shard);
   }
 
   async activate(shard: number, fence: number): Promise<void> {
@@ -125,31 +116,32 @@ export class ActorHost implements ShardHost {
           (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)
         )
           continue;
-        const cell = this.cell(b, record.id, shard);
+        const cell = this.cells.get(b, record.id, shard);
         // A record holding an intent is loaded by the actor's first turn, which finishes the intent.
         if (!cell.loaded && !record.intent) cell.adopt(record, e.revision);
-        for (const [name, spec] of Object.entries(record.timers)) this.arm(cell, name, spec, acquiredAt);
+        for (const [name, spec] of Object.entries(record.timers))
+          this.deadlines.arm(cell, name, spec, acquiredAt);
       }
     }
     if (!this.opts.guard()) throw new Fenced();
     const sub = this.opts.nats.subscribe(subjects.actorShard(shard), (m) => this.onMessage(shard, m));
     this.shards.set(shard, { fence, unsubscribe: sub.unsubscribe, acquiredAt });
-    if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.timers.size });
+    if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.deadlines.size });
   }
 
   async deactivate(shard: number): Promise<void> {
     const active = this.shards.get(shard);
     if (!active) return;
     active.unsubscribe();
-    this.timers.dropShard(shard);
-    const cells = [...this.cells.values()].filter((c) => c.shard === shard);
+    this.deadlines.dropShard(shard);
+    const cells = this.cells.ofShard(shard);
     // Let turns already in the mailboxes finish (their writes land before we release the key).
     await Promise.race([
       Promise.all(cells.map((c) => c.mailbox.idle())),
       new Promise((r) => setTimeout(r, DEFAULTS.handoffDrainMs)),
     ]);
     this.shards.delete(shard);
-    for (const c of cells) this.cells.delete(c.key);
+    this.cells.forget(cells);
   }
 
   drop(shard: number): void {
@@ -157,8 +149,8 @@ export class ActorHost implements ShardHost {
     if (!active) return;
     this.shards.delete(shard);
     active.unsubscribe();
-    this.timers.dropShard(shard);
-    for (const c of [...this.cells.values()]) if (c.shard === shard) this.cells.delete(c.key);
+    this.deadlines.dropShard(shard);
+    this.cells.dropShard(shard);
   }
 
   /**
@@ -173,10 +165,10 @@ export class ActorHost implements ShardHost {
     msgId: string | undefined,
   ): Promise<unknown> | undefined {
     const shard = shardOf(kind, id, this.opts.shardCount);
-    if (!this.opts.guard() || !this.shards.has(shard)) return undefined;
+    if (!this.owns(shard)) return undefined;
     const behavior = this.behaviors.get(kind);
     if (!behavior) return undefined;
-    return this.dispatch(this.cell(behavior, id, shard), type, body, msgId);
+    return this.dispatch(this.cells.get(behavior, id, shard), type, body, msgId);
   }
 
   private dispatch(cell: Cell, type: string, body: unknown, msgId: string | undefined): Promise<unknown> {
@@ -196,19 +188,19 @@ export class ActorHost implements ShardHost {
         if (cell.openBatch === batch) cell.openBatch = undefined;
         // The cell was dropped (a failed commit) while these waited: they go to the actor's
         // current cell, which reads the store afresh, instead of running on a stale copy.
-        if (this.evicted(cell)) {
-          if (!this.opts.guard() || !this.shards.has(cell.shard)) {
+        if (this.cells.evicted(cell)) {
+          if (!this.owns(cell.shard)) {
             for (const m of batch) m.reject(new Fenced());
             return;
           }
           for (const m of batch)
-            this.dispatch(this.cell(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(
+            this.dispatch(this.cells.get(cell.behavior, cell.id, cell.shard), m.type, m.body, m.msgId).then(
               m.resolve,
               m.reject,
             );
           return;
         }
-        await this.runBatch(cell, batch);
+        await this.turns.runBatch(cell, batch);
       });
     });
     if (msgId) {
@@ -222,7 +214,7 @@ export class ActorHost implements ShardHost {
   }
 
   private onMessage(shard: number, m: InboundMsg): void {
-    if (!this.opts.guard() || !this.shards.has(shard)) return; // a stale owner stays silent
+    if (!this.owns(shard)) return; // a stale owner stays silent
     const kind = m.header(actorHeaders.kind) ?? '';
     const id = m.header(actorHeaders.id) ?? '';
     const behavior = this.behaviors.get(kind);
@@ -249,7 +241,7 @@ export class ActorHost implements ShardHost {
     }
 
     this.dispatch(
-      this.cell(behavior, id, shard),
+      this.cells.get(behavior, id, shard),
       m.header(actorHeaders.type) ?? '',
       body,
       m.header(actorHeaders.msgId),
@@ -268,16 +260,16 @@ export class ActorHost implements ShardHost {
   }
 
   private onTimer(e: TimerEntry): void {
-    if (!this.opts.guard() || !this.shards.has(e.shard)) return;
+    if (!this.owns(e.shard)) return;
     const behavior = this.behaviors.get(e.kind);
     if (!behavior) return;
-    const cell = this.cell(behavior, e.id, e.shard);
+    const cell = this.cells.get(behavior, e.id, e.shard);
     cell.openBatch = undefined; // messages arriving from now on run after the deadline, not before
     void cell.mailbox
       .post(() =>
-        this.evicted(cell)
+        this.cells.evicted(cell)
           ? Promise.resolve(this.onTimer(e))
-          : this.turn(cell, undefined, async (t) => {
+          : this.turns.turn(cell, undefined, async (t) => {
               // A newer deadline replaced this one after it was queued: nothing to do.
               if (t.timer(e.name)?.at !== e.at) return;
               t.clearTimer(e.name);
@@ -301,279 +293,15 @@ export class ActorHost implements ShardHost {
       });
   }
 
-  private assertOwned(shard: number): void {
-    if (!this.opts.guard() || !this.shards.has(shard)) throw new Fenced();
-  }
-
-  /**
-   * Runs the messages queued together: one turn and one commit for all of them. When one of them
-   * fails, nothing of the batch is committed and each message gets a turn of its own instead, so a
-   * bad message fails alone.
-   */
-  private async runBatch(cell: Cell, batch: Queued[]): Promise<void> {
-    if (batch.length > 1) {
-      let results: unknown[] | undefined;
-      try {
-        results = await this.turnMany(cell, batch);
-      } catch (err) {
-        for (const m of batch) m.reject(err);
-        return;
-      }
-      if (results) {
-        batch.forEach((m, i) => m.resolve(results![i]));
-        return;
-      }
-    }
-    for (const m of batch) {
-      try {
-        m.resolve(await this.turn(cell, m.msgId, (t) => cell.behavior.receive(t, m.type, m.body)));
-      } catch (err) {
-        m.reject(err);
-      }
-    }
-  }
-
-  /** Several messages in one turn; undefined (nothing committed) when one of them throws. */
-  private async turnMany(cell: Cell, batch: Queued[]): Promise<unknown[] | undefined> {
-    this.assertOwned(cell.shard);
-    cell.lastUsed = Date.now();
-    if (!cell.loaded) await this.load(cell);
-    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
-    const results: unknown[] = [];
-    const done: Applied[] = [];
-    for (const m of batch) {
-      const dup = findApplied(cell.seen, m.msgId);
-      if (dup) {
-        results.push(replyOf(dup));
-        continue;
-      }
-      turn.messageId = m.msgId;
-      let result: unknown;
-      try {
-        result = await cell.behavior.receive(turn, m.type, m.body);
-      } catch {
-        return undefined;
-      }
-      results.push(result);
-      if (m.msgId) done.push(applied(m.msgId, result));
-    }
-    await this.commit(cell, turn, done, batch.length);
-    return results;
-  }
-
-  private async turn<R>(
-    cell: Cell,
-    msgId: string | undefined,
-    body: (t: Turn<unknown>) => Promise<R>,
-  ): Promise<R | unknown> {
-    this.assertOwned(cell.shard);
-    cell.lastUsed = Date.now();
-    if (!cell.loaded) await this.load(cell);
-    const dup = findApplied(cell.seen, msgId);
-    if (dup) return replyOf(dup);
-
-    const turn = new TurnImpl(cell, this.readSide, this.opts.log);
-    turn.messageId = msgId;
-    let result: R;
-    try {
-      result = await body(turn);
-    } catch (err) {
-      // A retry of a message that already wrote what it read: answered as it was the first time.
-      if (err instanceof AlreadyApplied) return err.reply;
-      // Turns work in place: whatever the actor touched before failing is thrown away with the cell.
-      this.evict(cell);
-      throw err;
-    }
-    await this.commit(cell, turn, msgId ? [applied(msgId, result)] : [], 1);
-    return result;
-  }
-
-  /**
-   * Makes a turn durable (see Committer) and only then adopts it. A failed write reloads the actor
-   * and answers `unavailable`, so no reply claims what may not be stored and the sender retries
-   * with the same message id; a node that lost the shard meanwhile stays silent.
-   */
-  private async commit(cell: Cell, turn: TurnImpl, done: Applied[], messages: number): Promise<void> {
-    this.assertOwned(cell.shard);
-
-    // State is replaced, never mutated in place (see Turn.state): the same reference means no change,
-    // and only a new one is serialized (and compared, since an equal copy needs no write either).
-    const stateJson = turn.state === cell.state ? cell.stateJson : JSON.stringify(turn.state ?? null);
-    const recordChanged = turn.timersChanged || stateJson !== cell.stateJson;
-    if (turn.queued.length > 0) await this.publishQueued(cell, turn);
-    let seen: Applied[];
-    try {
-      seen = await this.committer.persist(cell, turn, stateJson, recordChanged, done);
-    } catch (err) {
-      this.opts.log.warn('state write failed; reloading the actor', {
-        actor: `${cell.behavior.kind}/${cell.id}`,
-        error: (err as Error).message,
-      });
-      void this.recover(cell);
-      this.assertOwned(cell.shard);
-      throw new ActorError('unavailable', `not stored: ${(err as Error).message}`);
-    }
-    // A node frozen during the write learns here that its lease ran out: the write may have
-    // landed (the new owner will see it), but we must not claim it with a reply.
-    this.assertOwned(cell.shard);
-    cell.seen = seen;
-    if (recordChanged) {
-      const before = cell.timers;
-      cell.state = turn.state;
-      cell.stateJson = stateJson;
-      cell.timers = turn.timers;
-      this.syncTimers(cell, before, turn.timers);
-    }
-    this.committedTurns += messages;
-    for (const fn of turn.effects) {
-      // An effect's failure is the effect's: the turn is committed and its reply stands.
-      void (async () => fn())().catch((err) =>
-        this.opts.log.error('after-commit effect failed', {
-          actor: `${cell.behavior.kind}/${cell.id}`,
-          error: (err as Error).message,
-        }),
-      );
-    }
-    if (this.debug)
-      this.opts.log.debug('turn committed', {
-        actor: `${cell.behavior.kind}/${cell.id}`,
-        shard: cell.shard,
-        msg_id: done.length === 1 ? done[0]![0] : undefined,
-        messages,
-        writes: turn.sideWrites.size + (recordChanged ? 1 : 0),
-      });
-  }
-
-  /**
-   * The turn's messages go out before its writes: a crash in between leaves a message whose turn is
-   * retried (and deduplicated by msgId), never a stored change whose message was lost.
-   */
-  private async publishQueued(cell: Cell, turn: TurnImpl): Promise<void> {
-    const publish = this.opts.publishDurable;
-    if (!publish) throw new ActorError('internal', 'this node cannot enqueue messages');
-    try {
-      await Promise.all(turn.queued.map((q) => publish(q.subject, Buffer.from(q.data), q.msgId)));
-    } catch (err) {
-      this.evict(cell);
-      throw new ActorError('unavailable', `cannot enqueue: ${(err as Error).message}`);
-    }
-    this.assertOwned(cell.shard);
-  }
-
-  private syncTimers(cell: Cell, before: Record<string, TimerSpec>, after: Record<string, TimerSpec>): void {
-    for (const name of Object.keys(before)) if (!(name in after)) this.timers.delete(timerKey(cell, name));
-    for (const [name, spec] of Object.entries(after)) {
-      if (before[name]?.at !== spec.at) this.arm(cell, name, spec);
-    }
-  }
-
-  private arm(cell: Cell, name: string, spec: TimerSpec, takeoverAt?: number): void {
-    const fireAt =
-      takeoverAt !== undefined && spec.grace ? Math.max(spec.at, takeoverAt + spec.grace) : spec.at;
-    this.timers.set({
-      key: timerKey(cell, name),
-      shard: cell.shard,
-      kind: cell.behavior.kind,
-      id: cell.id,
-      name,
-      at: spec.at,
-      fireAt,
-    });
-  }
-
-  /** Loads (and finishes) the actor's record; a store that cannot answer is a retryable refusal. */
-  private async load(cell: Cell): Promise<void> {
-    try {
-      await this.committer.load(cell);
-    } catch (err) {
-      this.evict(cell);
-      throw new ActorError('unavailable', `actor state cannot be loaded: ${(err as Error).message}`);
-    }
-    // The record may hold deadlines the heap does not know: those of a turn that was decided (its
-    // record written) but failed before this node adopted it. Deadlines already armed are kept, with
-    // any takeover grace they had.
-    for (const [name, spec] of Object.entries(cell.timers)) {
-      if (this.timers.get(timerKey(cell, name))?.at !== spec.at) this.arm(cell, name, spec);
-    }
-  }
-
-  /**
-   * After a failed write the cached view of an actor cannot be trusted: a compare-and-set lost to
-   * another writer (a stale owner's late write, or a new owner if we are the stale one), or a
-   * write timed out and may or may not have landed. Ask whether the shard is still ours; if so,
-   * reload the actor and re-arm its deadlines from what is really stored, so none is lost.
-   */
-  private async recover(cell: Cell): Promise<void> {
-    this.evict(cell);
-    for (let attempt = 0; ; attempt++) {
-      if (!this.opts.guard() || !this.shards.has(cell.shard)) return;
-      const stillOwner = this.verifyOwnership
-        ? await this.verifyOwnership(cell.shard).catch(() => false)
-        : true;
-      if (!stillOwner) {
-        this.drop(cell.shard);
-        return;
-      }
-      const fresh = this.cell(cell.behavior, cell.id, cell.shard);
-      try {
-        await fresh.mailbox.post(async () => {
-          if (!fresh.loaded) await this.load(fresh);
-        });
-        return;
-      } catch (err) {
-        // Keep trying while the store is away: the record may hold a decided turn whose side writes
-        // and deadlines nobody else would finish until the actor's next message.
-        if (attempt === 0)
-          this.opts.log.warn('reloading an actor failed; retrying', {
-            actor: `${cell.behavior.kind}/${cell.id}`,
-            error: (err as Error).message,
-          });
-        await new Promise((r) =>
-          setTimeout(
-            r,
-            Math.min(DEFAULTS.reloadBackoffMaxMs, DEFAULTS.reloadBackoffMs * 2 ** attempt),
-          ).unref(),
-        );
-      }
-    }
-  }
-
-  /** A cell no longer in the map: its actor has a fresher cell, or none here any more. */
-  private evicted(cell: Cell): boolean {
-    return this.cells.get(cell.key) !== cell;
-  }
-
-  private evict(cell: Cell): void {
-    if (this.cells.get(cell.key) === cell) this.cells.delete(cell.key);
-  }
-
-  private cell(behavior: ActorBehavior<unknown>, id: string, shard: number): Cell {
-    const key = actorRecordKey(shard, behavior.keyTokens(id));
-    let c = this.cells.get(key);
-    if (!c) {
-      c = new Cell(behavior, id, shard, key);
-      this.cells.set(key, c);
-    }
-    return c;
-  }
-
   private store(bucket: string): KvStore {
     const s = this.opts.stores.get(bucket);
     if (!s) throw new Error(`no KV bucket ${bucket}`);
     return s;
   }
 
-  private passivate(idleMs: number): void {
-    const cutoff = Date.now() - idleMs;
-    for (const c of [...this.cells.values()])
-      if (c.lastUsed < cutoff && c.mailbox.depth === 0) this.cells.delete(c.key);
-  }
-
   async stop(): Promise<void> {
     clearInterval(this.sweep);
     for (const s of [...this.shards.keys()]) this.drop(s);
-    this.timers.clear();
+    this.deadlines.clear();
   }
 }
-
-const timerKey = (cell: Cell, name: string) => `${cell.key}\u0000${name}`;

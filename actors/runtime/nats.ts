@@ -1,42 +1,21 @@
 import {
   connect,
-  createInbox,
-  headers as natsHeaders,
   RetentionPolicy,
   StorageType,
   type Consumer,
   type ConsumerConfig,
   type JetStreamClient,
-  type KV,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
 } from 'nats';
+import { KvStore } from './kv-store.ts';
+import { toHdrs, type Headers } from './nats-headers.ts';
+import { RequestMux } from './request-mux.ts';
 
-// The one module that talks to NATS: core request/reply and pub/sub for the mesh, JetStream KV for
-// durable actor state. Other modules see typed errors and plain byte payloads.
-
-export class NoRespondersError extends Error {
-  constructor(subject: string) {
-    super(`no responders on ${subject}`);
-    this.name = 'NoRespondersError';
-  }
-}
-export class RequestTimeoutError extends Error {
-  constructor(subject: string) {
-    super(`request timed out on ${subject}`);
-    this.name = 'RequestTimeoutError';
-  }
-}
-/** A compare-and-set write lost: someone else wrote the key since the expected revision. */
-export class CasConflictError extends Error {
-  constructor(key: string) {
-    super(`revision conflict on ${key}`);
-    this.name = 'CasConflictError';
-  }
-}
-
-export type Headers = Record<string, string>;
+// The connection to NATS: core request/reply and pub/sub for the mesh, JetStream streams and
+// consumers, and the KV buckets of durable actor state (their reads and writes are kv-store.ts).
+// Other modules see typed errors and plain byte payloads.
 
 export interface InboundMsg {
   subject: string;
@@ -53,13 +32,6 @@ interface NatsAdapterOptions {
   timeoutMs?: number;
 }
 
-const toHdrs = (h?: Headers): MsgHdrs | undefined => {
-  if (!h) return undefined;
-  const out = natsHeaders();
-  for (const k in h) out.set(k, h[k]!);
-  return out;
-};
-
 /** A received message; methods live on the prototype, not in closures per message. */
 class Inbound implements InboundMsg {
   constructor(private readonly m: Msg) {}
@@ -74,104 +46,6 @@ class Inbound implements InboundMsg {
   }
   respond(data: Uint8Array, h?: Headers): boolean {
     return this.m.respond(data, h ? { headers: toHdrs(h) } : undefined);
-  }
-}
-
-interface PendingRequest {
-  subject: string;
-  resolve(m: Msg): void;
-  reject(e: Error): void;
-}
-
-/** Requests of one timeout, in the order sent: their deadlines come due in that order too. */
-class DeadlineQueue {
-  private tokens: string[] = [];
-  private deadlines: number[] = [];
-  private head = 0;
-  push(token: string, deadline: number): void {
-    this.tokens.push(token);
-    this.deadlines.push(deadline);
-  }
-  /** Tokens whose deadline has passed. */
-  *due(now: number): Generator<string> {
-    while (this.head < this.tokens.length && this.deadlines[this.head]! <= now)
-      yield this.tokens[this.head++]!;
-    if (this.head > 1024 && this.head * 2 > this.tokens.length) {
-      this.tokens = this.tokens.slice(this.head);
-      this.deadlines = this.deadlines.slice(this.head);
-      this.head = 0;
-    }
-  }
-}
-
-const SWEEP_MS = 50;
-
-/**
- * Request/reply over one wildcard inbox: replies are matched by token, and timeouts are found by one
- * sweep (a request times out at most SWEEP_MS late) instead of a timer per request. The client
- * library's own request builds an Error object (with a stack) to cancel each finished request, which
- * cost a tenth of the CPU of every ask and KV write.
- */
-class RequestMux {
-  private readonly inbox = createInbox();
-  private readonly pending = new Map<string, PendingRequest>();
-  private readonly queues = new Map<number, DeadlineQueue>();
-  private readonly sweep: NodeJS.Timeout;
-  private seq = 0;
-
-  constructor(private readonly nc: NatsConnection) {
-    nc.subscribe(`${this.inbox}.*`, {
-      callback: (err, m) => {
-        if (!err) this.onReply(m);
-      },
-    });
-    this.sweep = setInterval(() => this.expire(), SWEEP_MS);
-    this.sweep.unref();
-  }
-
-  request(subject: string, data: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
-    const token = (this.seq++).toString(36);
-    return new Promise<Msg>((resolve, reject) => {
-      this.pending.set(token, { subject, resolve, reject });
-      let q = this.queues.get(timeoutMs);
-      if (!q) {
-        q = new DeadlineQueue();
-        this.queues.set(timeoutMs, q);
-      }
-      q.push(token, Date.now() + timeoutMs);
-      try {
-        this.nc.publish(subject, data, { reply: `${this.inbox}.${token}`, headers });
-      } catch (err) {
-        this.pending.delete(token);
-        reject(err as Error);
-      }
-    });
-  }
-
-  private expire(): void {
-    const now = Date.now();
-    for (const q of this.queues.values()) {
-      for (const token of q.due(now)) {
-        const p = this.pending.get(token);
-        if (!p) continue;
-        this.pending.delete(token);
-        p.reject(new RequestTimeoutError(p.subject));
-      }
-    }
-  }
-
-  private onReply(m: Msg): void {
-    const token = m.subject.slice(this.inbox.length + 1);
-    const p = this.pending.get(token);
-    if (!p) return;
-    this.pending.delete(token);
-    // The server answers 503 on the reply subject when nobody listens on the request subject.
-    if (m.headers?.code === 503 && m.data.length === 0) p.reject(new NoRespondersError(p.subject));
-    else p.resolve(m);
-  }
-
-  close(): void {
-    clearInterval(this.sweep);
   }
 }
 
@@ -233,7 +107,7 @@ export class NatsAdapter {
     return new Inbound(await this.mux.request(subject, data, opts.timeoutMs, toHdrs(opts.headers)));
   }
 
-  /** Request with raw headers, for the KV writes built here. */
+  /** Request with raw headers, for the KV reads and writes of kv-store.ts. */
   requestRaw(subject: string, data: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
     return this.mux.request(subject, data, timeoutMs, headers);
   }
@@ -359,198 +233,5 @@ export class NatsAdapter {
     this.mux.close();
     if (this.nc.isClosed()) return;
     await this.nc.drain().catch(() => this.nc.close());
-  }
-}
-
-interface KvEntry {
-  key: string;
-  value: Uint8Array;
-  revision: number;
-  deleted: boolean;
-}
-
-/** An entry as the stream leader holds it, with the headers its writer attached. */
-interface KvRecord extends KvEntry {
-  headers: Headers;
-}
-
-const EXPECTED_LAST_SUBJECT_SEQ = 'Nats-Expected-Last-Subject-Sequence';
-const KV_OPERATION = 'KV-Operation';
-const WRONG_LAST_SEQUENCE = 10071;
-const NO_MESSAGE_FOUND = 10037;
-const KV_WRITE_TIMEOUT_MS = 5000;
-
-/** `NATS/1.0\r\nName: value\r\n...` as the stream's message API hands headers back (base64). */
-function parseHeaderBlock(b64: string | undefined): Headers {
-  const out: Headers = {};
-  if (!b64) return out;
-  const lines = Buffer.from(b64, 'base64').toString('utf8').split('\r\n');
-  for (const line of lines.slice(1)) {
-    const i = line.indexOf(':');
-    if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
-  }
-  return out;
-}
-
-/** A JetStream KV bucket with compare-and-set writes. Revision 0 means "the key must not exist". */
-export class KvStore {
-  private readonly stream: string;
-  constructor(
-    readonly bucket: string,
-    private readonly kv: KV,
-    private readonly nats: NatsAdapter,
-  ) {
-    this.stream = `KV_${bucket}`;
-  }
-
-  /** A fast read, possibly served by any replica (direct get): for API reads, never for decisions. */
-  async get(key: string): Promise<KvEntry | undefined> {
-    const e = await this.kv.get(key);
-    if (!e) return undefined;
-    return { key, value: e.value, revision: e.revision, deleted: e.operation !== 'PUT' };
-  }
-
-  /**
-   * The latest entry of `key` as the stream's leader has it, headers included. Actors decide on
-   * what they read (a revision to compare-and-set against, the ids of messages already applied), so
-   * they read here: a follower answering a direct get may not have the last write yet.
-   */
-  async getLatest(key: string): Promise<KvRecord | undefined> {
-    let reply: Msg;
-    try {
-      reply = await this.nats.requestRaw(
-        `$JS.API.STREAM.MSG.GET.${this.stream}`,
-        Buffer.from(JSON.stringify({ last_by_subj: `$KV.${this.bucket}.${key}` })),
-        KV_WRITE_TIMEOUT_MS,
-      );
-    } catch (err) {
-      if (err instanceof NoRespondersError)
-        throw new Error(`JetStream is not available for bucket ${this.bucket}`);
-      throw err;
-    }
-    const body = JSON.parse(
-      Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8'),
-    ) as {
-      message?: { seq: number; hdrs?: string; data?: string };
-      error?: { err_code?: number; description?: string };
-    };
-    if (body.error) {
-      if (body.error.err_code === NO_MESSAGE_FOUND) return undefined;
-      throw new Error(
-        `KV read of ${this.bucket}/${key} failed: ${body.error.description ?? 'unknown error'}`,
-      );
-    }
-    const m = body.message!;
-    const headers = parseHeaderBlock(m.hdrs);
-    const op = headers[KV_OPERATION];
-    return {
-      key,
-      value: m.data ? Buffer.from(m.data, 'base64') : new Uint8Array(0),
-      revision: m.seq,
-      deleted: op === 'DEL' || op === 'PURGE',
-      headers,
-    };
-  }
-
-  /**
-   * Compare-and-set write: a publish on the bucket's subject with the expected last sequence of
-   * the key, answered by JetStream's acknowledgement once the write is stored. `headers` travel
-   * with the entry (the runtime marks which messages a write applied).
-   */
-  put(key: string, value: Uint8Array, expectedRevision: number, headers?: Headers): Promise<number> {
-    return this.write(key, value, expectedRevision, headers);
-  }
-
-  /** Compare-and-set delete: a delete marker; resolves with its revision. */
-  remove(key: string, expectedRevision: number, headers?: Headers): Promise<number> {
-    return this.write(key, new Uint8Array(0), expectedRevision, { ...headers, [KV_OPERATION]: 'DEL' });
-  }
-
-  private async write(
-    key: string,
-    value: Uint8Array,
-    expectedRevision: number,
-    extra?: Headers,
-  ): Promise<number> {
-    const h = natsHeaders();
-    h.set(EXPECTED_LAST_SUBJECT_SEQ, String(expectedRevision));
-    if (extra) for (const k in extra) h.set(k, extra[k]!);
-    let reply: Msg;
-    try {
-      reply = await this.nats.requestRaw(`$KV.${this.bucket}.${key}`, value, KV_WRITE_TIMEOUT_MS, h);
-    } catch (err) {
-      if (err instanceof NoRespondersError)
-        throw new Error(`JetStream is not available for bucket ${this.bucket}`);
-      throw err;
-    }
-    const ack = JSON.parse(
-      Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8'),
-    ) as { seq?: number; error?: { err_code?: number; description?: string } };
-    if (ack.error) {
-      if (ack.error.err_code === WRONG_LAST_SEQUENCE) throw new CasConflictError(key);
-      throw new Error(
-        `KV write to ${this.bucket}/${key} failed: ${ack.error.description ?? 'unknown error'}`,
-      );
-    }
-    return ack.seq!;
-  }
-
-  /**
-   * Follows the whole bucket for read models: every current entry, then every change. Each (re)start
-   * of the watch calls `onStart`, then delivers all current entries, then `onReady`: a model can drop
-   * what the new pass did not deliver (deleted while the watch was down).
-   */
-  follow(h: {
-    onStart(): void;
-    onPut(key: string, value: Uint8Array, revision: number): void;
-    onDelete(key: string, revision: number): void;
-    onReady(): void;
-    onError?(err: Error): void;
-  }): { stop(): void } {
-    let stopped = false;
-    let current: { stop(): void } | undefined;
-    const run = async () => {
-      while (!stopped) {
-        try {
-          h.onStart();
-          const it = await this.kv.watch({ key: '>', initializedFn: () => h.onReady() });
-          current = it;
-          for await (const e of it) {
-            if (e.operation === 'PUT') h.onPut(e.key, e.value, e.revision);
-            else h.onDelete(e.key, e.revision);
-          }
-        } catch (err) {
-          h.onError?.(err as Error);
-        }
-        if (!stopped) await new Promise((r) => setTimeout(r, 500));
-      }
-    };
-    void run();
-    return {
-      stop: () => {
-        stopped = true;
-        current?.stop();
-      },
-    };
-  }
-
-  /** Every live entry whose key matches `filter` (NATS subject wildcards). */
-  async list(filter = '>'): Promise<KvEntry[]> {
-    const out: KvEntry[] = [];
-    let done!: () => void;
-    const initialized = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    const it = await this.kv.watch({ key: filter, ignoreDeletes: false, initializedFn: () => done() });
-    const consume = (async () => {
-      for await (const e of it) {
-        if (e.operation === 'PUT')
-          out.push({ key: e.key, value: e.value, revision: e.revision, deleted: false });
-      }
-    })();
-    await initialized;
-    it.stop();
-    await consume.catch(() => {});
-    return out;
   }
 }

@@ -19,7 +19,7 @@ export class TurnImpl implements Turn<unknown> {
   timersChanged = false;
   readonly effects: Array<() => void | Promise<void>> = [];
   readonly queued: Array<{ subject: string; data: string; msgId: string }> = [];
-  /** Set by the host before each message of the turn is applied. */
+  /** Set by the turn runner before each message of the turn is applied. */
   messageId: string | undefined;
   /** Which messages of the turn wrote each side record (their ids travel with the write). */
   readonly writers = new Map<string, string[]>();

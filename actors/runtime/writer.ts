@@ -1,4 +1,5 @@
-import type { Headers, KvStore } from './nats.ts';
+import type { KvStore } from './kv-store.ts';
+import type { Headers } from './nats-headers.ts';
 
 interface Pending {
   bucket: string;

@@ -4,7 +4,8 @@
  */
 import type { Logger } from '../../lib/log.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
-import { NatsAdapter, type KvStore } from '../../actors/runtime/nats.ts';
+import type { KvStore } from '../../actors/runtime/kv-store.ts';
+import { NatsAdapter } from '../../actors/runtime/nats.ts';
 import { Membership } from '../../actors/runtime/membership.ts';
 import { ShardManager } from '../../actors/runtime/shards.ts';
 import { ActorHost } from '../../actors/runtime/host.ts';
