@@ -6,182 +6,28 @@
  * agents as the backend reports them, then over a steady window the backend's RSS and CPU, those
  * of nats-server and etcd, keepalives applied (runtime.committed_turns) and event-loop delay
  * (a preload module, bench/lib/loop-lag-preload.mjs, injected with NODE_OPTIONS).
+ * The simulated agents are in bench/agents/connect.ts, the report of the runs in bench/agents/report.ts.
  */
-import WebSocket from 'ws';
 import { startBackend, waitFor } from '../test/harness/index.ts';
 import {
   heapSnapshot,
   instrumentation,
   loopReports,
   memoryAfterGc,
-  profileLines,
   startProfile,
-  type LoopReport,
 } from './lib/backend-ctl.ts';
-import { summarizeHeap } from './lib/heapsnapshot.ts';
-import { encodeFrame, jsonCodec } from '../proto/frames.ts';
 import { SHARD_COUNT } from '../proto/names.ts';
-import { keepaliveEvent } from './lib/keepalive.ts';
-import { fix, int, mb, ms, note, pct, secs, table } from './lib/format.ts';
+import { ms, note, secs } from './lib/format.ts';
 import { Cleanup, sleep, startInfra } from './lib/infra.ts';
-import { maxOpenFiles, openFds, ProcMeter, rssMb, type WindowFigures } from './lib/procstat.ts';
+import { maxOpenFiles, openFds, ProcMeter, rssMb } from './lib/procstat.ts';
 import type { BenchResult } from './lib/result.ts';
-import { Samples } from './lib/stats.ts';
+import type { AgentsConfig } from './agents/config.ts';
+import { connectAll, describeFailures, SimAgent } from './agents/connect.ts';
+import { agentsReport, type RunFigures } from './agents/report.ts';
 
-export interface AgentsConfig {
-  counts: number[];
-  /** Connection attempts in flight at once. */
-  connectConcurrency: number;
-  steadySeconds: number;
-  intervalSeconds: number;
-  /** After the first N: restart the backend and time the reconnect of every agent. */
-  storm: boolean;
-  /** CPU-profile the backend over each steady window and print its top functions. */
-  profile: boolean;
-  /** Heap-snapshot the backend after each window and print what its heap is made of. */
-  heap: boolean;
-}
+export { agentsConfig } from './agents/config.ts';
 
-const envNum = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
-
-export function agentsConfig(args: string[]): AgentsConfig {
-  return {
-    counts: process.env.BENCH_AGENTS ? process.env.BENCH_AGENTS.split(',').map(Number) : [1000, 10_000],
-    connectConcurrency: envNum('BENCH_CONNECT_CONCURRENCY', 500),
-    steadySeconds: envNum('BENCH_STEADY_SECONDS', 60),
-    intervalSeconds: 20,
-    storm: process.env.BENCH_STORM !== '0',
-    profile: args.includes('--profile') || process.env.BENCH_PROFILE === '1',
-    heap: args.includes('--heap') || process.env.BENCH_HEAP === '1',
-  };
-}
-
-const AUTH = 'Basic ' + Buffer.from('agent:P@ssw0rd!').toString('base64');
 const TICK_MS = 100;
-
-class SimAgent {
-  ws: WebSocket | undefined;
-  open = false;
-  seq = 0;
-  constructor(
-    readonly index: number,
-    readonly name: string,
-  ) {}
-
-  sendKeepalive(): boolean {
-    if (!this.open || !this.ws) return false;
-    this.ws.send(encodeFrame('keepalive', jsonCodec.encode(keepaliveEvent(this.name, ++this.seq))));
-    return true;
-  }
-}
-
-interface ConnectFigures {
-  seconds: number;
-  opened: number;
-  failed: Map<string, number>;
-  handshake: ReturnType<Samples['summary']>;
-}
-
-/** Connects `list` with at most `concurrency` handshakes in flight; each agent sends a keepalive once open. */
-async function connectAll(
-  url: string,
-  list: SimAgent[],
-  concurrency: number,
-  onClose: (a: SimAgent) => void,
-): Promise<ConnectFigures> {
-  const failed = new Map<string, number>();
-  const handshake = new Samples();
-  let opened = 0;
-  const connectOne = (a: SimAgent) =>
-    new Promise<void>((resolve) => {
-      const t = performance.now();
-      const ws = new WebSocket(url, {
-        headers: {
-          'Monitor-Namespace': 'default',
-          'Monitor-AgentName': a.name,
-          'Monitor-Subscriptions': 'linux',
-          Authorization: AUTH,
-        },
-        perMessageDeflate: false,
-        handshakeTimeout: 60_000,
-      });
-      a.ws = ws;
-      let settled = false;
-      const fail = (reason: string) => {
-        if (!settled) {
-          settled = true;
-          failed.set(reason, (failed.get(reason) ?? 0) + 1);
-          resolve();
-        }
-      };
-      ws.on('open', () => {
-        settled = true;
-        a.open = true;
-        opened++;
-        handshake.add(performance.now() - t);
-        a.sendKeepalive();
-        resolve();
-      });
-      ws.on('unexpected-response', (_req, res) => {
-        fail(`HTTP ${res.statusCode}`);
-        ws.terminate();
-      });
-      ws.on('error', (err) => fail((err as NodeJS.ErrnoException).code ?? err.message));
-      ws.on('close', () => {
-        if (a.ws === ws && a.open) {
-          a.open = false;
-          onClose(a);
-        }
-        fail('closed before open');
-      });
-    });
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, list.length) }, async () => {
-      while (next < list.length) await connectOne(list[next++]!);
-    }),
-  );
-  return { seconds: (performance.now() - t0) / 1000, opened, failed, handshake: handshake.summary() };
-}
-
-const describeFailures = (failed: Map<string, number>) =>
-  [...failed].map(([k, v]) => `${k} x${v}`).join(', ');
-
-interface RunFigures {
-  n: number;
-  /** The first agent alone: its handshake pays the password KDF (cold verification cache). */
-  firstHandshakeMs: number;
-  /** The other N-1 agents, verification cache warm. */
-  connect?: ConnectFigures;
-  /** CPU of the backend and of this process while the N-1 connected. */
-  connectCpu?: WindowFigures;
-  opened: number;
-  backendConnected: number;
-  backendConnectedSeconds: number;
-  firstKeepalivesSeconds: number;
-  window?: WindowFigures;
-  keepalivesSent: number;
-  appliedPerSec: number;
-  closedInWindow: number;
-  loop: { p99Max: number; p99Median: number; max: number };
-  idle: { rss: number; afterGc?: LoopReport };
-  loaded: { afterGc?: LoopReport };
-  backendFds?: number;
-  clientFds?: number;
-  /** Per 5 s of the window: worst event-loop delay / longest GC pause, ms. */
-  loopTimeline?: string;
-  gcTotalMs?: number;
-  /** Heap snapshot of the backend after the window (--heap). */
-  heap?: string;
-  /** CPU profile of the backend while the N-1 agents connected (--profile). */
-  connectProfile?: string;
-  /** CPU profile of the backend over the steady window (--profile). */
-  profile?: string;
-  /** Reconnect of every agent to a restarted backend (cold verification cache). */
-  storm?: ConnectFigures & { backendConnected: number };
-  error?: string;
-}
 
 async function runOne(n: number, cfg: AgentsConfig, storm: boolean): Promise<RunFigures> {
   const cleanup = new Cleanup();
@@ -376,155 +222,5 @@ async function runOne(n: number, cfg: AgentsConfig, storm: boolean): Promise<Run
 export async function runAgents(cfg: AgentsConfig): Promise<BenchResult> {
   const results: RunFigures[] = [];
   for (const [i, n] of cfg.counts.entries()) results.push(await runOne(n, cfg, cfg.storm && i === 0));
-
-  const lines: string[] = [
-    `one backend (log level warn), external etcd + nats-server; agents in this process over ws://, keepalive every ${cfg.intervalSeconds} s (phases spread)`,
-    `connect: the first agent alone (pays the password KDF), then the other N-1 with ${cfg.connectConcurrency} in flight (verification cache warm)`,
-    `steady window ${cfg.steadySeconds} s; CPU in % of one core; RSS sampled every second (avg / max); RSS/agent = RSS growth after forced GC / agents;`,
-    `loop = backend event-loop delay p99 per 5 s (median / worst) and max (bench/lib/loop-lag-preload.mjs)`,
-    '',
-  ];
-  const summary: string[] = [];
-  const p = (f: RunFigures, name: string) => f.window?.procs[name];
-  lines.push(
-    table(
-      [
-        'agents',
-        'open',
-        'first agent',
-        'connect N-1',
-        'per s',
-        'CPU backend/client',
-        'handshake p50/p99',
-        'backend sees',
-        'first KA applied',
-        'KA applied/s',
-        'KA sent/s',
-        'closed',
-      ],
-      results.map((f) => [
-        int(f.n),
-        int(f.opened),
-        ms(f.firstHandshakeMs),
-        secs(f.connect?.seconds ?? NaN),
-        int((f.connect?.opened ?? NaN) / (f.connect?.seconds ?? NaN)),
-        `${pct(f.connectCpu?.procs.backend?.cpuPct ?? NaN)} / ${pct(f.connectCpu?.procs.client?.cpuPct ?? NaN)}`,
-        `${ms(f.connect?.handshake.p50 ?? NaN)} / ${ms(f.connect?.handshake.p99 ?? NaN)}`,
-        int(f.backendConnected),
-        secs(f.firstKeepalivesSeconds),
-        fix(f.appliedPerSec, 0),
-        fix(f.keepalivesSent / cfg.steadySeconds, 0),
-        int(f.closedInWindow),
-      ]),
-    ),
-  );
-  lines.push('');
-  lines.push(
-    table(
-      [
-        'agents',
-        'backend CPU',
-        'backend RSS avg/max',
-        'idle RSS',
-        'RSS after GC',
-        'heap used/total after GC',
-        'RSS/agent',
-        'loop p99 (med/worst)',
-        'loop max',
-        'nats CPU',
-        'nats RSS',
-        'etcd CPU',
-        'etcd RSS',
-        'client CPU',
-        'steal',
-      ],
-      results.map((f) => {
-        const b = p(f, 'backend');
-        const perAgent =
-          f.loaded.afterGc && f.idle.afterGc
-            ? ((f.loaded.afterGc.rss_mb - f.idle.afterGc.rss_mb) * 1024) / Math.max(1, f.opened)
-            : NaN;
-        return [
-          int(f.n),
-          pct(b?.cpuPct ?? NaN),
-          `${mb(b?.rssAvgMb ?? NaN)} / ${mb(b?.rssMaxMb ?? NaN)}`,
-          mb(f.idle.rss),
-          mb(f.loaded.afterGc?.rss_mb ?? NaN),
-          `${mb(f.loaded.afterGc?.heap_used_mb ?? NaN)} / ${mb(f.loaded.afterGc?.heap_total_mb ?? NaN)}`,
-          Number.isFinite(perAgent) ? `${fix(perAgent, 1)} KB` : '-',
-          `${ms(f.loop.p99Median)} / ${ms(f.loop.p99Max)}`,
-          ms(f.loop.max),
-          pct(p(f, 'nats')?.cpuPct ?? NaN),
-          mb(p(f, 'nats')?.rssAvgMb ?? NaN),
-          pct(p(f, 'etcd')?.cpuPct ?? NaN),
-          mb(p(f, 'etcd')?.rssAvgMb ?? NaN),
-          pct(p(f, 'client')?.cpuPct ?? NaN),
-          pct(f.window?.stealPct ?? NaN),
-        ];
-      }),
-    ),
-  );
-  for (const f of results) {
-    if (f.connect?.failed.size)
-      lines.push(`N=${f.n}: connection failures: ${describeFailures(f.connect.failed)}`);
-    if (f.error) lines.push(`N=${f.n}: FAILED: ${f.error}`);
-    if (f.loopTimeline)
-      lines.push(
-        `N=${f.n}: per 5 s, worst loop delay / longest GC pause (ms): ${f.loopTimeline}; GC total ${int(f.gcTotalMs ?? NaN)} ms in ${cfg.steadySeconds} s`,
-      );
-    if (f.heap) {
-      note(`agents N=${f.n}: summarizing the heap snapshot ${f.heap}`);
-      try {
-        lines.push('', `N=${f.n}: backend heap after the window by constructor (self size): ${f.heap}`);
-        lines.push(
-          table(
-            ['self MB', 'count', 'per agent', 'constructor / type'],
-            summarizeHeap(f.heap, 25).map((h) => [
-              fix(h.selfMb, 1),
-              int(h.count),
-              fix(h.count / f.n, 1),
-              h.name,
-            ]),
-          ),
-        );
-      } catch (err) {
-        lines.push(`heap summary failed: ${(err as Error).message}`);
-      }
-    }
-    if (f.backendFds !== undefined)
-      lines.push(
-        `N=${f.n}: open fds at the end of the window: backend ${f.backendFds}, client ${f.clientFds}`,
-      );
-    if (f.storm) {
-      lines.push(
-        `N=${f.n}: restart storm: backend restarted, ${int(f.storm.opened)}/${int(f.n)} agents reconnected in ${secs(f.storm.seconds)} (${cfg.connectConcurrency} in flight, cold verification cache), ` +
-          `handshake p50 ${ms(f.storm.handshake.p50)} p99 ${ms(f.storm.handshake.p99)}; backend sees ${int(f.storm.backendConnected)}${f.storm.failed.size ? `; failures: ${describeFailures(f.storm.failed)}` : ''}`,
-      );
-    }
-    const b = p(f, 'backend');
-    const goal =
-      f.n >= 10_000 && b
-        ? `  goal (<500 MB, <20%): ${b.rssMaxMb < 500 && b.cpuPct < 20 ? 'met' : 'NOT met'}`
-        : '';
-    summary.push(
-      f.error && !b
-        ? `agents N=${int(f.n).padEnd(6)} FAILED with ${int(f.opened)} connected: ${f.error}`
-        : `agents N=${int(f.n).padEnd(6)} connected ${int(f.opened)}/${int(f.n)} in ${secs((f.connect?.seconds ?? NaN) + f.firstHandshakeMs / 1000)} (backend sees ${int(f.backendConnected)})  backend RSS ${mb(b?.rssAvgMb ?? NaN)} (max ${mb(b?.rssMaxMb ?? NaN)}, after GC ${mb(f.loaded.afterGc?.rss_mb ?? NaN)})  CPU ${pct(b?.cpuPct ?? NaN)}  nats ${pct(p(f, 'nats')?.cpuPct ?? NaN)}  etcd ${pct(p(f, 'etcd')?.cpuPct ?? NaN)}  ${fix(f.appliedPerSec, 0)} KA/s  loop p99 ${ms(f.loop.p99Max)}  others ${pct(f.window?.othersPct ?? NaN)}${goal}${f.error ? `  (error: ${f.error})` : ''}`,
-    );
-    if (f.profile) {
-      lines.push('', `N=${f.n}: profile of the backend over the steady window:`, ...profileLines(f.profile));
-    }
-    if (f.connectProfile) {
-      lines.push(
-        '',
-        `N=${f.n}: profile of the backend while the agents connected:`,
-        ...profileLines(f.connectProfile),
-      );
-    }
-    if (f.storm)
-      summary.push(
-        `agents N=${int(f.n).padEnd(6)} restart storm: ${int(f.storm.opened)}/${int(f.n)} reconnected in ${secs(f.storm.seconds)} (cold auth cache, handshake p99 ${ms(f.storm.handshake.p99)})`,
-      );
-  }
-  return { title: 'agents: simulated agents over WebSocket against one backend', lines, summary };
+  return agentsReport(results, cfg);
 }

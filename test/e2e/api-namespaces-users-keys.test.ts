@@ -2,7 +2,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { getJson, loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
-import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
+import { basic, bearer, coreApi, created, fresh, isError, keyAuth, type Body } from '../harness/api.ts';
+import { userCalls, type Tokens } from './api-namespaces-users-keys/users.ts';
 
 // The REST contract of namespaces (a namespace that still holds resources is not deleted), users
 // (hashed passwords never shown, DELETE disables, reinstate, passwords set by an administrator or
@@ -13,40 +14,7 @@ let backend: Backend;
 
 const api = coreApi(() => backend);
 
-const basic = (user: string, pw: string) => ({
-  Authorization: 'Basic ' + Buffer.from(`${user}:${pw}`).toString('base64'),
-});
-const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-const keyAuth = (key: string) => ({ Authorization: `Key ${key}` });
-
-interface Tokens {
-  access_token: string;
-  expires_at: number;
-  refresh_token: string;
-}
-
-/** GET /auth with Basic credentials (no API key). */
-const auth = (path: string, headers: Record<string, string>, method = 'GET', body?: unknown) =>
-  getJson(`${backend.apiUrl}${path}`, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body: body as object }),
-  });
-
-async function login(user: string, pw: string): Promise<Tokens> {
-  const r = await auth('/auth', basic(user, pw));
-  assert.is(r.status, 200, `login ${user}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body as Tokens;
-}
-
-async function newUser(
-  groups: string[] = [],
-  password = 'Secret-pass-1',
-): Promise<{ name: string; password: string }> {
-  const name = fresh('user');
-  created(await api('/users', 'POST', { username: name, password, groups }), `POST user ${name}`);
-  return { name, password };
-}
+const { auth, login, newUser } = userCalls(() => backend);
 
 test.before(
   loud(async () => {

@@ -1,6 +1,7 @@
 /**
- * Helpers of the REST API suites: calls as the administrator, fresh names, and the checks every
- * answer gets (an error is exactly `{message, code}` with the code of its status; a 201 is empty).
+ * Helpers of the REST API suites: calls as the administrator, authorization headers, fresh names,
+ * and the checks every answer gets (an error is exactly `{message, code}` with the code of its
+ * status; a 201 is empty).
  */
 import * as assert from 'uvu/assert';
 import type { Backend } from './backend.ts';
@@ -22,6 +23,13 @@ export const coreApi =
       headers,
       ...(body === undefined ? {} : { body: body as object }),
     });
+
+/** Authorization headers: a user's password, a token, an API key. */
+export const basic = (user: string, password: string) => ({
+  Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+export const keyAuth = (key: string) => ({ Authorization: `Key ${key}` });
 
 let counter = 0;
 /** A name no other test uses. */
