@@ -38,6 +38,15 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     namespaceOf: (e) => String(e.value.metadata?.namespace ?? ''),
   };
   const values = (entries: ConfigEntry<Body>[]) => entries.map((e) => e.value);
+  /** What is written to etcd: the kind's stored form of a validated body (created_by, expiry), or the body. */
+  const storedForm = (c: Context<ApiEnv>, value: Body): Body =>
+    def.toStored
+      ? def.toStored(value, {
+          subject: c.get('subject'),
+          now: Date.now(),
+          silencedExpiry: svc.silencedExpiry,
+        })
+      : value;
 
   app.get(base, (c) => {
     const ns = nsOf(c);
@@ -78,13 +87,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     });
     if (ns !== undefined) requireNamespace(svc, ns);
     const value = validate(def.schema, body, singular(def.plural)) as Body;
-    const stored = def.toStored
-      ? def.toStored(value, {
-          subject: c.get('subject'),
-          now: Date.now(),
-          silencedExpiry: svc.silencedExpiry,
-        })
-      : value;
+    const stored = storedForm(c, value);
     const finalName = def.nameOf(stored) ?? resolvedName;
     const key = keyOf(ns, finalName);
     // created_by names the creator: a replace keeps it.
@@ -126,13 +129,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     checkPreconditions(c, current.value);
     const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
-    const stored = def.toStored
-      ? def.toStored(value, {
-          subject: c.get('subject'),
-          now: Date.now(),
-          silencedExpiry: svc.silencedExpiry,
-        })
-      : value;
+    const stored = storedForm(c, value);
     try {
       await svc.config.replace(key, stored, current.modRevision, leaseOf(stored));
     } catch (err) {

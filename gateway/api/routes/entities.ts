@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { PutEntityMsg } from '../../../actors/entity/messages.ts';
 import { entityRef } from '../../../actors/entity/ref.ts';
-import { SEP, type ReadItem } from '../../../actors/entity/read-model.ts';
 import { Entity } from '../../../proto/schemas/entity.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
@@ -9,47 +8,11 @@ import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
-import { listAcross, listIn, type Listing } from '../list.ts';
 import { placeInUrl } from '../resources.ts';
-import { metadataLabels } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
-import { redactEntity, redactJsonText } from '../../../lib/redact.ts';
+import { mountReadModelLists } from '../read-model-lists.ts';
+import { redactEntity } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
-
-/** Redacted text per read-model item: items are replaced on change, so one scan serves every list. */
-const shown = { entity: new WeakMap<ReadItem, string>(), event: new WeakMap<ReadItem, string>() };
-function shownJson(item: ReadItem, kind: 'entity' | 'event'): string {
-  let json = shown[kind].get(item);
-  if (json === undefined) {
-    json = redactJsonText(item.json, kind, () => item.value());
-    shown[kind].set(item, json);
-  }
-  return json;
-}
-
-/** A page of read-model items as a JSON array, written from the stored JSON without re-encoding. */
-export function sendItems(c: Context, items: ReadItem[], kind: 'entity' | 'event'): Response {
-  return c.body(`[${items.map((i) => shownJson(i, kind)).join(',')}]`, 200, {
-    'Content-Type': 'application/json',
-  });
-}
-
-/** The namespace part of a read-model key. */
-const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
-
-/** Lists of read-model items, which are keyed, and namespaced, by their read-model key. */
-export const readModelListing = (
-  resource: string,
-  word: string,
-  labelsOf: Listing<ReadItem>['labelsOf'],
-): Listing<ReadItem> => ({
-  resource,
-  word,
-  labelsOf,
-  keyOf: (i) => i.key,
-  valueOf: (i) => i.value(),
-  namespaceOf: (i) => nsOfKey(i.key),
-});
 
 /**
  * Entities: lists from the read model, single reads from KV, and every write through the entity's
@@ -58,22 +21,7 @@ export const readModelListing = (
 export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
-  const listing = readModelListing('entities', 'entity', metadataLabels);
-  app.get('/namespaces/:ns/entities', (c) => {
-    const ns = c.req.param('ns');
-    return sendItems(
-      c,
-      listIn(c, svc, listing, ns, (after) => svc.readModel.entities.range(ns + SEP, after)),
-      'entity',
-    );
-  });
-  app.get('/entities', (c) =>
-    sendItems(
-      c,
-      listAcross(c, svc, listing, (after) => svc.readModel.entities.range('', after)),
-      'entity',
-    ),
-  );
+  mountReadModelLists(app, svc, 'entity');
 
   app.get('/namespaces/:ns/entities/:name', async (c) => {
     const { ns, name } = c.req.param();

@@ -2,17 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeleteEventMsg, EventMsg } from '../../../actors/entity/messages.ts';
 import { entityRef } from '../../../actors/entity/ref.ts';
-import { SEP } from '../../../actors/entity/read-model.ts';
 import { Event } from '../../../proto/schemas/event.ts';
 import { Name } from '../../../proto/schemas/common.ts';
 import { writeMessageId } from '../idempotency.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
-import { listAcross, listIn } from '../list.ts';
-import { eventLabels } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
-import { readModelListing, sendItems } from './entities.ts';
+import { mountReadModelLists } from '../read-model-lists.ts';
 import { redactEventEntity } from '../../../lib/redact.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../../actors/entity/limit.ts';
 
@@ -36,30 +33,7 @@ function nameFrom(part: Named, urlName: string | undefined, what: string): strin
 export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
-  const listing = readModelListing('events', 'event', eventLabels);
-  app.get('/namespaces/:ns/events', (c) => {
-    const ns = c.req.param('ns');
-    return sendItems(
-      c,
-      listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP, after)),
-      'event',
-    );
-  });
-  app.get('/events', (c) =>
-    sendItems(
-      c,
-      listAcross(c, svc, listing, (after) => svc.readModel.events.range('', after)),
-      'event',
-    ),
-  );
-  app.get('/namespaces/:ns/events/:entity', (c) => {
-    const { ns, entity } = c.req.param();
-    return sendItems(
-      c,
-      listIn(c, svc, listing, ns, (after) => svc.readModel.events.range(ns + SEP + entity + SEP, after)),
-      'event',
-    );
-  });
+  mountReadModelLists(app, svc, 'event');
 
   app.get('/namespaces/:ns/events/:entity/:check', async (c) => {
     const { ns, entity, check } = c.req.param();
