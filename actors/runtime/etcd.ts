@@ -11,7 +11,11 @@ export interface EtcdRecord {
 }
 
 interface EtcdAdapterOptions {
+  /** Without user info: etcd3 ignores credentials written into a URL. */
   endpoints: string[];
+  auth?: { username: string; password: string };
+  /** PEM texts; without a CA the system's authorities are trusted. */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
   /** Deadline of every unary call; etcd3 has none by default and a call can hang on a dead leader. */
   callTimeoutMs?: number;
 }
@@ -48,6 +52,17 @@ export class EtcdAdapter {
     this.client = new Etcd3({
       hosts: opts.endpoints,
       dialTimeout: 2000,
+      ...(opts.auth ? { auth: opts.auth } : {}),
+      // grpc's createSsl takes a missing root certificate as "the system's"; etcd3's type insists on one.
+      ...(opts.tls
+        ? {
+            credentials: {
+              rootCertificate: opts.tls.ca as Buffer,
+              privateKey: opts.tls.key,
+              certChain: opts.tls.cert,
+            },
+          }
+        : {}),
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
     });
   }

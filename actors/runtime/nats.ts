@@ -1,5 +1,6 @@
 import {
   connect,
+  credsAuthenticator,
   RetentionPolicy,
   StorageType,
   type Consumer,
@@ -25,9 +26,16 @@ export interface InboundMsg {
   respond(data: Uint8Array, headers?: Headers): boolean;
 }
 
+/** How the client proves who it is: a user and password, a token, or a credentials file's content. */
+export type NatsAuth = { user: string; pass: string } | { token: string } | { creds: Uint8Array };
+
 interface NatsAdapterOptions {
+  /** Without user info: the client ignores credentials written into a URL. */
   servers: string[];
   name: string;
+  auth?: NatsAuth;
+  /** PEM texts; any of them makes the connection require TLS. */
+  tls?: { ca?: string; cert?: string; key?: string };
   /** Connect timeout and the deadline for a server's INFO after reconnecting (2 s beats a frozen peer). */
   timeoutMs?: number;
 }
@@ -70,6 +78,10 @@ export class NatsAdapter {
       maxPingOut: 2,
       timeout: opts.timeoutMs ?? 2000,
       noAsyncTraces: true,
+      ...(opts.auth && 'creds' in opts.auth
+        ? { authenticator: credsAuthenticator(opts.auth.creds) }
+        : opts.auth),
+      ...(opts.tls ? { tls: opts.tls } : {}),
     });
     return new NatsAdapter(nc, nc.jetstream({ timeout: 5000 }));
   }

@@ -2,6 +2,7 @@ import type * as v from 'valibot';
 import { helpText, mergeSources, parseArgv, validateConfig } from '../../lib/config-loader.ts';
 import { ConfigError, type FlagSpec } from '../../proto/flags.ts';
 import { createLogger } from '../../lib/log.ts';
+import { scrubUrlCredentials } from '../../lib/url-credentials.ts';
 import { etcdKeys } from '../../proto/names.ts';
 import {
   BACKEND_CONFIG_FILE,
@@ -16,6 +17,7 @@ import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
 import { startBackendNode } from './node.ts';
+import { loadStoreAccess, type StoreAccess } from './store-access.ts';
 
 // The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed, 2 bad
 // command line or configuration, 3 `init` of a cluster already initialized.
@@ -40,7 +42,8 @@ Commands:
   help      show this help`;
 
 function fail(message: string, code: number): never {
-  process.stderr.write(`monitor-backend: ${message}\n`);
+  // A client's error may quote a URL as it was given, user info included.
+  process.stderr.write(`monitor-backend: ${scrubUrlCredentials(message)}\n`);
   process.exit(code);
 }
 
@@ -74,13 +77,29 @@ function loadConfig<S extends v.GenericSchema>(
   }
 }
 
+/** `read()`, with a ConfigError ending the program with status 2. */
+function withConfigErrors<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 2);
+    throw err;
+  }
+}
+
 async function init(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, initFlags, InitConfig, 'Usage: monitor-backend init [flags]');
   if (!cfg) return;
-  const endpoints = cfg['etcd-client-urls'].length
-    ? cfg['etcd-client-urls']
+  const access = withConfigErrors(() => loadStoreAccess(cfg)).etcd;
+  const endpoints = access.endpoints.length
+    ? access.endpoints
     : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
-  const etcd = new EtcdAdapter({ endpoints, callTimeoutMs: DEFAULTS.initCallTimeoutMs });
+  const etcd = new EtcdAdapter({
+    endpoints,
+    auth: access.auth,
+    tls: access.tls,
+    callTimeoutMs: DEFAULTS.initCallTimeoutMs,
+  });
   try {
     const deadline = Date.now() + cfg.timeout * 1000;
     let firstError: string | undefined;
@@ -114,18 +133,13 @@ async function init(argv: string[]): Promise<void> {
 async function start(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, backendFlags, BackendConfig, 'Usage: monitor-backend start [flags]');
   if (!cfg) return;
-  // Read before anything starts, so a bad TLS file is a config error (exit 2) like a bad flag.
-  let agentTls;
-  try {
-    agentTls = loadAgentServerTls(cfg);
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message, 2);
-    throw err;
-  }
+  // Read before anything starts, so a bad TLS file or credential is a config error (exit 2) like a bad flag.
+  const agentTls = withConfigErrors(() => loadAgentServerTls(cfg));
+  const access: StoreAccess = withConfigErrors(() => loadStoreAccess(cfg));
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node;
   try {
-    node = await startBackendNode(cfg, log, agentTls);
+    node = await startBackendNode(cfg, log, access, agentTls);
   } catch (err) {
     fail((err as Error).message, 1);
   }

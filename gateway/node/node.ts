@@ -11,6 +11,7 @@ import { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { Authorizer } from '../auth/rbac.ts';
 import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
+import type { StoreAccess } from './store-access.ts';
 import { portsService, stateDirService } from './services/local.ts';
 import { embeddedEtcdService, embeddedNatsService, type OnFatal } from './services/embedded.ts';
 import {
@@ -58,16 +59,18 @@ function nodeServices(
   cfg: BackendConfig,
   log: Logger,
   agentTls: AgentServerTls | undefined,
+  access: StoreAccess,
   onFatal: OnFatal,
 ) {
   const embeddedEtcd =
     cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
   const embeddedNats = cfg['nats-url'].length === 0 ? embeddedNatsService(cfg, log, onFatal) : undefined;
-  const etcdUrls = () => embeddedEtcd?.get().endpoints ?? cfg['etcd-client-urls'];
-  const natsUrls = () => embeddedNats?.get().endpoints ?? cfg['nats-url'];
+  // The external URLs without their user info: the credentials travel apart (store-access.ts).
+  const etcdUrls = () => embeddedEtcd?.get().endpoints ?? access.etcd.endpoints;
+  const natsUrls = () => embeddedNats?.get().endpoints ?? access.nats.servers;
 
-  const etcd = etcdService(etcdUrls);
-  const nats = natsService(cfg, natsUrls, log);
+  const etcd = etcdService(etcdUrls, access.etcd);
+  const nats = natsService(cfg, natsUrls, access.nats, log);
   const stores = bucketsService(cfg, nats.get);
   const config = configService(etcd.get, log);
   const membership = membershipService(cfg, nodeUrls(cfg, agentTls), etcd.get, log);
@@ -161,13 +164,16 @@ function nodeServices(
 export async function startBackendNode(
   cfg: BackendConfig,
   log: Logger,
+  access: StoreAccess,
   agentTls = loadAgentServerTls(cfg),
 ): Promise<BackendNode> {
   let reportFatal!: OnFatal;
   const fatal = new Promise<string>((r) => {
     reportFatal = r;
   });
-  const { services, etcdUrls, natsUrls } = nodeServices(cfg, log, agentTls, (msg) => reportFatal(msg));
+  const { services, etcdUrls, natsUrls } = nodeServices(cfg, log, agentTls, access, (msg) =>
+    reportFatal(msg),
+  );
   const runner = new ServiceRunner(log);
   await runner.start(services);
   const urls = nodeUrls(cfg, agentTls);

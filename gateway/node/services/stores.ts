@@ -7,11 +7,12 @@ import { NatsAdapter } from '../../../actors/runtime/nats.ts';
 import { ConfigStore } from '../../../actors/config/store.ts';
 import { seedCluster } from '../../auth/seed.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
+import type { StoreAccess } from '../store-access.ts';
 
-export function etcdService(endpoints: () => string[]): Provider<EtcdAdapter> {
+export function etcdService(endpoints: () => string[], access: StoreAccess['etcd']): Provider<EtcdAdapter> {
   return provider(
     'etcd',
-    async () => new EtcdAdapter({ endpoints: endpoints() }),
+    async () => new EtcdAdapter({ endpoints: endpoints(), auth: access.auth, tls: access.tls }),
     (etcd) => etcd.close(),
   );
 }
@@ -34,11 +35,21 @@ export function clusterService(etcd: () => EtcdAdapter, log: Logger): Service {
   });
 }
 
-export function natsService(cfg: BackendConfig, servers: () => string[], log: Logger): Provider<NatsAdapter> {
+export function natsService(
+  cfg: BackendConfig,
+  servers: () => string[],
+  access: StoreAccess['nats'],
+  log: Logger,
+): Provider<NatsAdapter> {
   return provider(
     'nats',
     async () => {
-      const nats = await NatsAdapter.connect({ servers: servers(), name: `monitor-backend/${cfg.name}` });
+      const nats = await NatsAdapter.connect({
+        servers: servers(),
+        name: `monitor-backend/${cfg.name}`,
+        auth: access.auth,
+        tls: access.tls,
+      });
       nats.watchStatus((s) =>
         s === 'disconnected'
           ? log.warn('NATS connection lost, reconnecting')
