@@ -1,6 +1,7 @@
 /**
  * A single-member etcd for tests, on free loopback ports, data in a temp dir.
  */
+import { Etcd3 } from 'etcd3';
 import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
@@ -14,6 +15,8 @@ interface EtcdOptions {
   clientPort?: number;
   peerPort?: number;
   extraArgs?: string[];
+  /** Enable authentication once healthy, with a `root` user of this password (etcdctl user add, auth enable). */
+  rootPassword?: string;
   /** Default 20000. */
   readyTimeoutMs?: number;
 }
@@ -100,5 +103,19 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  if (opts.rootPassword !== undefined) await enableAuth(url, opts.rootPassword);
   return { url, clientPort, peerPort, dataDir, name, proc, stop };
+}
+
+/** What `etcdctl user add root`, `user grant-role root root` and `auth enable` do. */
+async function enableAuth(url: string, password: string): Promise<void> {
+  const client = new Etcd3({ hosts: [url] });
+  try {
+    await client.role('root').create();
+    await client.user('root').create(password);
+    await client.user('root').addRole('root');
+    await client.auth.authEnable();
+  } finally {
+    client.close();
+  }
 }

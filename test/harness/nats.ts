@@ -1,7 +1,9 @@
 /**
  * A single nats-server (JetStream enabled) for tests, on a free loopback port.
  */
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
@@ -11,6 +13,8 @@ interface NatsOptions {
   port?: number;
   storeDir?: string;
   extraArgs?: string[];
+  /** Require this user and password of every client (a nats.conf `authorization` block). */
+  auth?: { user: string; password: string };
   /** Default 15000. */
   readyTimeoutMs?: number;
 }
@@ -57,6 +61,16 @@ export async function startNats(opts: NatsOptions = {}): Promise<NatsServer> {
   const port = opts.port ?? (await freePort());
   const storeDir = opts.storeDir ?? tempDir('nats');
   const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(opts.extraArgs ?? [])];
+  if (opts.auth) {
+    // A config file rather than --user/--pass, as an operator would run it; JSON strings are valid there.
+    const conf = join(tempDir('nats-conf'), 'nats.conf');
+    const { user, password } = opts.auth;
+    writeFileSync(
+      conf,
+      `authorization {\n  user: ${JSON.stringify(user)}\n  password: ${JSON.stringify(password)}\n}\n`,
+    );
+    args.push('-c', conf);
+  }
   const proc = Proc.start(`nats:${port}`, natsBinary(), args);
   const stop = async () => {
     await proc.stop(5000);
