@@ -1,6 +1,6 @@
 // Credentials written into server URLs (`nats://user:pass@host:4222`, `http://user:pass@host:2379`):
 // taken out of the URL for the clients, which ignore them there, and hidden wherever a URL may be
-// shown (docs/compatibility.md#configuration).
+// shown (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 /** A URL without its user info, and what the user info held (percent-decoded). */
 export interface SplitUrl {

@@ -9,7 +9,7 @@ import type { NatsAuth } from '../../actors/runtime/nats.ts';
 // How the backend reaches an external NATS and etcd: the URLs without their user info (neither
 // client reads credentials there, and the URLs get logged), the credentials from the flags or else
 // from the URLs, and the TLS files read once at start. Every bad combination is a ConfigError naming
-// a flag and never a value (docs/compatibility.md#configuration).
+// a flag and never a value (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 export interface StoreAccess {
   nats: { servers: string[]; auth?: NatsAuth; tls?: { ca?: string; cert?: string; key?: string } };

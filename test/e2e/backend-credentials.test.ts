@@ -17,7 +17,7 @@ import { makeTestCerts } from '../harness/certs.ts';
 
 // A backend logging in to a NATS with users and an etcd with authentication on, with credentials
 // in the URLs or in flags, and never writing a password to its output
-// (docs/compatibility.md#configuration).
+// (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 // Characters that must be percent-encoded in a URL, so that decoding is exercised too.
 const NATS_PASSWORD = 'n4ts-P@ss:w/rd';

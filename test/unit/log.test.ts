@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { createLogger } from '../../lib/log.ts';
 
 // What the logger keeps out of its lines: secret keys at any depth and in a child's fixed fields,
-// and the user info of URLs in any string (docs/compatibility.md#configuration).
+// and the user info of URLs in any string (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 function capture() {
   const lines: string[] = [];

@@ -10,7 +10,7 @@ import { tempDir } from '../harness/tmp.ts';
 
 // How the backend's flags and URLs become the NATS and etcd clients' options: credentials taken out
 // of URLs, flags winning over them, TLS files read at start, and every conflict a ConfigError naming
-// a flag without its value (docs/compatibility.md#configuration).
+// a flag without its value (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 const certs = makeTestCerts();
 const SECRET = 'Sup3r-secret';
