@@ -58,7 +58,7 @@ class FailureCounter {
 }
 
 /**
- * Failed logins per user name and per peer address (docs/compatibility.md#authentication), shared by
+ * Failed logins per user name and per peer address (docs/compatibility.md#login-limits), shared by
  * the API's logins and the agent handshake of one node. Only failures count, so thousands of agents
  * reconnecting with good credentials are never slowed; a blocked caller is refused before its
  * password is hashed, so a block is also cheap for the node. The counters live in this node's

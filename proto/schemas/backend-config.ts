@@ -95,7 +95,7 @@ export const backendFlags: FlagSpec[] = [
   },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
   // Failed logins (API and agent handshake) before a block, and the window they are counted in
-  // (docs/compatibility.md#authentication).
+  // (docs/compatibility.md#login-limits).
   {
     name: 'login-user-failures',
     type: 'int',

@@ -33,7 +33,7 @@ const tooMany = (err: unknown) => {
 /**
  * `/auth` (Basic credentials → tokens), `/auth/test`, `/auth/token` (refresh) and `/auth/logout`.
  * Credentials are local users or users of a configured LDAP/AD provider. Failed logins are counted
- * per user name and peer address, failed refreshes per address (docs/compatibility.md#authentication).
+ * per user name and peer address, failed refreshes per address (docs/compatibility.md#login-limits).
  */
 export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
