@@ -96,10 +96,14 @@ interface Attempt {
   failure?: string;
   tlsError?: string;
   status?: number;
+  /** A 429's `Retry-After` in seconds: the next attempt waits at least that long. */
+  retryAfter?: number;
   backendId?: string;
 }
 
 const MAX_ERROR_BODY = 4096;
+/** The longest `Retry-After` honoured, so a wrong header cannot park the agent for days. */
+const MAX_RETRY_AFTER_SEC = 3600;
 
 export class BackendConnection extends EventEmitter<ConnectionEvents> {
   private readonly selector: BackendSelector;
@@ -251,7 +255,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     ws.on('close', (code, reason) => {
       clearTimeout(handshakeTimer);
       this.stopHeartbeat();
-      const retryIn = this.scheduleRetry();
+      const retryIn = this.scheduleRetry(a.retryAfter);
       if (a.opened) {
         this.safeEmit('disconnected', {
           url,
@@ -275,6 +279,9 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   private readRejection(a: Attempt, res: IncomingMessage): void {
     const status = res.statusCode ?? 0;
     a.status = status;
+    // A backend blocking failed logins says when to come back (docs/compatibility.md#agent-reconnection).
+    const retryAfter = Number(header(res, 'retry-after'));
+    if (status === 429 && retryAfter > 0) a.retryAfter = Math.min(retryAfter, MAX_RETRY_AFTER_SEC);
     let body = '';
     let done = false;
     const finish = () => {
@@ -333,10 +340,13 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  /** Arms the next attempt; answers its delay in seconds (rounded for logs), none once stopped. */
-  private scheduleRetry(): number | undefined {
+  /**
+   * Arms the next attempt, no sooner than `atLeast` seconds; answers its delay in seconds (rounded
+   * for logs), none once stopped.
+   */
+  private scheduleRetry(atLeast = 0): number | undefined {
     if (this.stopped) return undefined;
-    const delay = this.backoff.next();
+    const delay = Math.max(this.backoff.next(), atLeast);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.attempt(), delay * 1000);
     return Math.round(delay * 100) / 100;

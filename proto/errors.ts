@@ -15,6 +15,7 @@ export const ERROR_KINDS = {
   payload_too_large: { code: 9, status: 413 },
   unavailable: { code: 10, status: 503 },
   conflict: { code: 11, status: 409 },
+  too_many_requests: { code: 12, status: 429 },
 } as const;
 export type ErrorKind = keyof typeof ERROR_KINDS;
 

@@ -5,7 +5,8 @@ import { describeIssues } from '../../proto/schemas/common.ts';
 import { AgentHandshake, handshakeHeaders } from '../../proto/schemas/handshake.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { StoredUser } from '../auth/users.ts';
-import type { VerifiedCache } from '../auth/passwords.ts';
+import { verifyNothing, type VerifiedCache } from '../auth/passwords.ts';
+import { LoginBlockedError, type LoginLimits } from '../auth/login-limits.ts';
 import type { Authorizer } from '../auth/rbac.ts';
 import { withUsersGroup } from '../auth/login.ts';
 
@@ -18,6 +19,8 @@ export class HandshakeError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** 429: seconds until the agent may try again (the answer's `Retry-After`). */
+    readonly retryAfterSec?: number,
   ) {
     super(message);
     this.name = 'HandshakeError';
@@ -39,14 +42,15 @@ function basicCredentials(req: IncomingMessage): { user: string; password: strin
 }
 
 /**
- * Checks an agent's upgrade request in the reference's order: credentials (401), permission (403),
- * namespace (404). Headers are parsed once here; the session trusts the identity it returns.
+ * Checks an agent's upgrade request in the reference's order: credentials (401, or 429 while the
+ * user name or address is blocked after failures), permission (403), namespace (404). Headers are parsed once here; the session trusts the identity it returns.
  */
 export async function authenticateAgent(
   req: IncomingMessage,
   config: ConfigStore,
   passwords: VerifiedCache,
   authz: Authorizer,
+  limits: LoginLimits,
   certUser?: string,
 ): Promise<AgentIdentity> {
   const parsed = v.safeParse(AgentHandshake, {
@@ -62,19 +66,25 @@ export async function authenticateAgent(
   const creds = certUser !== undefined ? { user: certUser, password: undefined } : basicCredentials(req);
   if (!creds) throw new HandshakeError(401, 'missing credentials');
   const stored = v.safeParse(StoredUser, config.get(etcdKeys.user(creds.user)));
-  if (!stored.success || stored.output.disabled) {
-    throw new HandshakeError(
-      401,
-      certUser !== undefined
-        ? `bad credentials: no enabled user "${certUser}" (client certificate CN)`
-        : 'bad credentials',
-    );
+  if (creds.password !== undefined) {
+    const password = creds.password;
+    // Failed passwords count per user name and address; an unknown user costs a hash like a known
+    // one (docs/compatibility.md#authentication). A certificate cannot be guessed: no limit there.
+    const ok = await limits
+      .check({ user: creds.user, address: req.socket.remoteAddress }, async () => {
+        const good = stored.success
+          ? await passwords.verify(password, stored.output.password_hash)
+          : await verifyNothing(password);
+        return good && stored.success && !stored.output.disabled ? true : undefined;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof LoginBlockedError) throw new HandshakeError(429, err.message, err.retryAfterSec);
+        throw err;
+      });
+    if (!ok) throw new HandshakeError(401, 'bad credentials');
   }
-  if (
-    creds.password !== undefined &&
-    !(await passwords.verify(creds.password, stored.output.password_hash))
-  ) {
-    throw new HandshakeError(401, 'bad credentials');
+  if (!stored.success || stored.output.disabled) {
+    throw new HandshakeError(401, `bad credentials: no enabled user "${creds.user}" (client certificate CN)`);
   }
   // The reference's rule: the user may create events named after the agent in its namespace.
   const subject = { username: creds.user, groups: withUsersGroup(stored.output.groups) };

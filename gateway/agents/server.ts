@@ -9,6 +9,7 @@ import { errorBody, kindOfStatus } from '../../proto/errors.ts';
 import type { ConfigStore } from '../../actors/config/store.ts';
 import { VerifiedCache } from '../auth/passwords.ts';
 import type { Authorizer } from '../auth/rbac.ts';
+import type { LoginLimits } from '../auth/login-limits.ts';
 import { authenticateAgent, HandshakeError } from './handshake.ts';
 import { AgentSession, type SessionDeps } from './session.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
@@ -21,6 +22,8 @@ interface AgentGatewayOptions extends SessionDeps {
   node: string;
   config: ConfigStore;
   authz: Authorizer;
+  /** Failed handshake logins per user name and address (shared with the API's logins). */
+  limits: LoginLimits;
   /** Seconds between WebSocket pings to each agent; a missed pong closes the session. */
   heartbeatSeconds?: number;
   /** wss instead of ws; see gateway/agents/tls.ts. */
@@ -43,14 +46,16 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   426: 'Upgrade Required',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
-function refuse(socket: Duplex, status: number, message: string): void {
+function refuse(socket: Duplex, status: number, message: string, retryAfterSec?: number): void {
   const body = JSON.stringify(errorBody(kindOfStatus(status), message));
+  const retry = retryAfterSec !== undefined ? `Retry-After: ${retryAfterSec}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -142,7 +147,14 @@ export class AgentGateway {
     try {
       const tls = this.opts.tls;
       const certUser = tls ? certificateUser(req.socket as TLSSocket, tls.requireClientCert) : undefined;
-      identity = await authenticateAgent(req, this.opts.config, this.passwords, this.opts.authz, certUser);
+      identity = await authenticateAgent(
+        req,
+        this.opts.config,
+        this.passwords,
+        this.opts.authz,
+        this.opts.limits,
+        certUser,
+      );
     } catch (err) {
       const status = err instanceof HandshakeError ? err.status : 500;
       if (status === 500) this.opts.log.error('agent handshake failed', { error: (err as Error).message });
@@ -152,7 +164,7 @@ export class AgentGateway {
           reason: (err as Error).message,
           remote: req.socket.remoteAddress,
         });
-      refuse(socket, status, (err as Error).message);
+      refuse(socket, status, (err as Error).message, (err as Partial<HandshakeError>).retryAfterSec);
       return;
     }
     if (this.opts.entityLimit?.refuses(identity.namespace, identity.agentName)) {

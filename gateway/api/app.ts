@@ -59,7 +59,10 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
 
   app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
-    if (err instanceof ApiError) return sendError(c, err.kind, err.message);
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+      return sendError(c, err.kind, err.message);
+    }
     if (err instanceof ActorError) return sendError(c, kindOfActorError(err), err.message);
     deps.log.error('API request failed', { method: c.req.method, path: c.req.path, error: err.message });
     return sendError(c, 'internal', 'internal error');

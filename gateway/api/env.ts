@@ -7,6 +7,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
+import type { LoginLimits } from '../auth/login-limits.ts';
 
 export interface SilencedExpiry {
   defaultSec: number;
@@ -21,6 +22,8 @@ export interface ApiServices {
   authz: Authorizer;
   tokens: TokenService;
   auth: Authenticator;
+  /** Failed logins per user name and address (shared with the agent handshake). */
+  loginLimits: LoginLimits;
   actors: ActorClient;
   reads: EntityReads;
   readModel: EntityReadModel;

@@ -8,6 +8,8 @@ export class ApiError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
+    /** Headers of the answer besides the body, e.g. a 429's `Retry-After`. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';

@@ -3,7 +3,7 @@ import type { ConfigStore } from '../../actors/config/store.ts';
 import { configKeys, etcdKeys } from '../../proto/names.ts';
 import type { AuthProvider } from '../../proto/schemas/resources/authproviders.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { VerifiedCache } from './passwords.ts';
+import { verifyNothing, type VerifiedCache } from './passwords.ts';
 import type { Subject } from './rbac.ts';
 import { USERS_GROUP } from './seed.ts';
 import { StoredUser } from './users.ts';
@@ -63,14 +63,25 @@ export class Authenticator {
       : undefined;
   }
 
+  /**
+   * A failure costs one password hash whether the user is local, disabled, a directory's or unknown,
+   * so its timing does not tell which (docs/compatibility.md#authentication).
+   */
   async login(username: string, password: string): Promise<LoggedIn | undefined> {
     const stored = v.safeParse(StoredUser, this.config.get(etcdKeys.user(username)));
     if (stored.success) {
-      if (stored.output.disabled) return undefined;
-      return (await this.passwords.verify(password, stored.output.password_hash))
+      const good = await this.passwords.verify(password, stored.output.password_hash);
+      return good && !stored.output.disabled
         ? { username, groups: withUsersGroup(stored.output.groups) }
         : undefined;
     }
+    // Directories answer in their own time; an unknown name still pays one local hash on top.
+    const who = await this.directoryLogin(username, password);
+    if (!who) await verifyNothing(password);
+    return who;
+  }
+
+  private async directoryLogin(username: string, password: string): Promise<LoggedIn | undefined> {
     if (!this.directory || !password) return undefined;
     for (const provider of this.config.list<AuthProvider>(configKeys.prefix('authproviders'))) {
       if (provider.type !== 'ldap' && provider.type !== 'ad') continue;

@@ -22,9 +22,20 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, R, P, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 
+// A hash of a random password at the current cost, made once per process: a password checked against
+// it is a failure that takes as long as a known user's (no user enumeration by timing).
+let dummyHash: Promise<string> | undefined;
+const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('base64')));
+
+/** A failed check that costs what a real one does: for unknown users and unusable stored hashes. */
+export async function verifyNothing(password: string): Promise<false> {
+  await verifyPassword(password, await dummy());
+  return false;
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return verifyNothing(password);
   const [n, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const salt = Buffer.from(parts[4]!, 'base64');
   const expected = Buffer.from(parts[5]!, 'base64');
@@ -42,7 +53,10 @@ export class VerifiedCache {
   constructor(
     private readonly ttlMs = 10 * 60_000,
     private readonly max = 10_000,
-  ) {}
+  ) {
+    // Made now, so the first unknown user's failure does not pay for it (and stand out by taking longer).
+    void dummy();
+  }
 
   async verify(password: string, stored: string): Promise<boolean> {
     const key = createHash('sha256').update(stored).update('\u0000').update(password).digest('base64');

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { sign, verify } from 'hono/jwt';
 import { etcdKeys } from '../../proto/names.ts';
 import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
@@ -48,6 +48,11 @@ interface SessionSubject extends Subject {
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest('base64url');
+/** Digests compared in constant time, so a refresh's timing says nothing of the stored one. */
+const sameDigest = (a: string, b: string) => {
+  const [x, y] = [Buffer.from(a, 'base64url'), Buffer.from(b, 'base64url')];
+  return x.length === y.length && timingSafeEqual(x, y);
+};
 const ALG = 'HS256';
 
 /**
@@ -181,7 +186,7 @@ export class TokenService {
       throw new RefreshRefusedError('unauthenticated', 'invalid refresh token');
     const rec = await this.etcd.get(etcdKeys.session(sid));
     const session = rec ? (JSON.parse(rec.value) as Session) : undefined;
-    if (!session || session.refresh !== digest(secret) || session.sub !== claims.sub)
+    if (!session || !sameDigest(session.refresh, digest(secret)) || session.sub !== claims.sub)
       throw new RefreshRefusedError('unauthenticated', 'invalid refresh token');
     const { deleted } = await this.etcd.deleteReporting(etcdKeys.session(sid));
     this.live.delete(sid);

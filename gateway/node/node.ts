@@ -9,6 +9,7 @@ import { SilencedIndex } from '../../actors/config/silenced-index.ts';
 import { pipelineInterest } from '../../actors/pipeline/workflows.ts';
 import { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { Authorizer } from '../auth/rbac.ts';
+import { LoginLimits } from '../auth/login-limits.ts';
 import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
 import type { StoreAccess } from './store-access.ts';
@@ -83,6 +84,19 @@ function nodeServices(
   );
   const entityLimit = lazy(() => new EntityLimit(cfg['entity-limit'], readModel()));
   const authz = lazy(() => new Authorizer(config.get()));
+  // One per node, so failed logins on the API and at the agent handshake count together.
+  const loginLimits = lazy(
+    () =>
+      new LoginLimits(
+        {
+          userFailures: cfg['login-user-failures'],
+          userWindowSec: cfg['login-user-window'],
+          addressFailures: cfg['login-address-failures'],
+          addressWindowSec: cfg['login-address-window'],
+        },
+        log.child({ component: 'auth' }),
+      ),
+  );
   const entityStats: EntityStats = { events: 0, keepalives: 0 };
 
   const host = actorHostService(
@@ -103,7 +117,7 @@ function nodeServices(
   const agents = agentsService(
     cfg,
     agentTls,
-    { config: config.get, authz, actors, nats: nats.get, entityLimit, pipelineQueue },
+    { config: config.get, authz, loginLimits, actors, nats: nats.get, entityLimit, pipelineQueue },
     log,
   );
   const tokens = tokensService(etcd.get);
@@ -122,6 +136,7 @@ function nodeServices(
       host: host.get,
       actors,
       authz,
+      loginLimits,
       tokens: tokens.get,
       agents: agents.get,
       pipeline: pipeline.get,

@@ -145,6 +145,32 @@ export const backendFlags: FlagSpec[] = [
     default: 10,
   },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  // Failed logins (API and agent handshake) before a block, and the window they are counted in
+  // (docs/compatibility.md#login-limits).
+  {
+    name: 'login-user-failures',
+    type: 'int',
+    description: 'failed logins of one user name before it is blocked (0: no limit)',
+    default: 10,
+  },
+  {
+    name: 'login-user-window',
+    type: 'int',
+    description: 'seconds failed logins of a user name are counted, and a block lasts',
+    default: 300,
+  },
+  {
+    name: 'login-address-failures',
+    type: 'int',
+    description: 'failed logins from one address before it is blocked (0: no limit)',
+    default: 50,
+  },
+  {
+    name: 'login-address-window',
+    type: 'int',
+    description: 'seconds failed logins from an address are counted, and a block lasts',
+    default: 60,
+  },
   {
     name: 'entity-limit',
     type: 'int',
@@ -189,6 +215,17 @@ const Url = v.pipe(v.string(), v.url('must be a URL such as http://127.0.0.1:237
 const HostPort = v.pipe(
   v.string(),
   v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
+);
+
+const LoginFailures = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must be 0 (no limit) or more'),
+);
+const LoginWindow = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be at least 1 second'),
 );
 
 export const BackendConfig = v.object({
@@ -237,6 +274,10 @@ export const BackendConfig = v.object({
     v.maxValue(120, 'must be at most 120 seconds'),
   ),
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  'login-user-failures': LoginFailures,
+  'login-user-window': LoginWindow,
+  'login-address-failures': LoginFailures,
+  'login-address-window': LoginWindow,
   'entity-limit': v.pipe(
     v.number(),
     v.integer('must be a whole number'),

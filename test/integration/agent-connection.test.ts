@@ -265,6 +265,22 @@ test("a 403 with a JSON error body logs the body's message", async () => {
   await a.stop();
 });
 
+test('a 429 with Retry-After holds the next attempt back that long, past --retry-max', async () => {
+  const body = JSON.stringify({ message: 'too many failed logins: try again in 1 seconds', code: 12 });
+  const p = await peer({
+    reject: 1,
+    rejection: `HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+  });
+  const start = Date.now();
+  const { agent: a, logs } = agent([p.url]);
+  await until('keepalive after the 429', () => p.keepalives(0)[0]);
+  const failed = logs.find((l) => l.msg === 'backend connection failed');
+  assert.is(failed?.status, 429);
+  assert.is(failed?.retry_in_seconds, 1, 'Retry-After, not the 0.3 s of --retry-max');
+  assert.ok(Date.now() - start >= 1000, `connected after ${Date.now() - start} ms`);
+  await a.stop();
+});
+
 test('cycles to the second URL when the first refuses connections', async () => {
   const dead = await refusedUrl();
   const p = await peer();

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { configKeys } from '../../../proto/names.ts';
+import { ApiKeyIndex } from '../../auth/api-keys.ts';
 import type { Subject } from '../../auth/rbac.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
@@ -10,6 +10,7 @@ import { ApiError } from '../errors.ts';
  * directory user's groups are those its token carries.
  */
 export function authenticate(svc: ApiServices): MiddlewareHandler<ApiEnv> {
+  const apiKeys = new ApiKeyIndex(svc.config);
   return async (c, next) => {
     const header = c.req.header('Authorization') ?? '';
     const space = header.indexOf(' ');
@@ -25,8 +26,8 @@ export function authenticate(svc: ApiServices): MiddlewareHandler<ApiEnv> {
       if (!subject) throw new ApiError('unauthenticated', `user "${claims.sub}" is disabled or gone`);
       c.set('claims', claims);
     } else if (scheme === 'key' && credential) {
-      const key = svc.config.get<{ username?: string }>(configKeys.cluster('apikeys', credential));
-      subject = key?.username ? svc.auth.localSubject(key.username) : undefined;
+      const username = apiKeys.username(credential);
+      subject = username ? svc.auth.localSubject(username) : undefined;
       if (!subject) throw new ApiError('unauthenticated', 'the API key is invalid');
     } else {
       throw new ApiError(

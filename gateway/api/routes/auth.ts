@@ -1,5 +1,7 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import * as v from 'valibot';
+import { LoginBlockedError } from '../../auth/login-limits.ts';
 import { RefreshRefusedError } from '../../auth/tokens.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
@@ -22,16 +24,28 @@ const bearer = (c: Context) =>
     ? c.req.header('Authorization')!.slice(7).trim()
     : undefined;
 
+/** A blocked caller's answer: 429 with `Retry-After` in seconds. */
+const tooMany = (err: unknown) => {
+  if (!(err instanceof LoginBlockedError)) return err;
+  return new ApiError('too_many_requests', err.message, { 'Retry-After': String(err.retryAfterSec) });
+};
+
 /**
  * `/auth` (Basic credentials → tokens), `/auth/test`, `/auth/token` (refresh) and `/auth/logout`.
- * Credentials are local users or users of a configured LDAP/AD provider.
+ * Credentials are local users or users of a configured LDAP/AD provider. Failed logins are counted
+ * per user name and peer address, failed refreshes per address (docs/compatibility.md#login-limits).
  */
 export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const login = async (c: Context) => {
     const creds = basic(c);
     if (!creds) throw new ApiError('unauthenticated', 'missing credentials: send Basic authentication');
-    const who = await svc.auth.login(creds.user, creds.password);
+    const caller = { user: creds.user, address: getConnInfo(c).remote.address };
+    const who = await svc.loginLimits
+      .check(caller, () => svc.auth.login(creds.user, creds.password))
+      .catch((err: unknown) => {
+        throw tooMany(err);
+      });
     if (!who) throw new ApiError('unauthenticated', 'bad credentials');
     return who;
   };
@@ -46,11 +60,17 @@ export function authRoutes(svc: ApiServices): Hono<ApiEnv> {
     const access = bearer(c);
     if (!access) throw new ApiError('invalid_argument', 'invalid access token');
     const { refresh_token } = validate(RefreshBody, await readJson(c), 'refresh request');
+    // A refresh token cannot be guessed, but an address trying many is counted like failed logins.
+    const caller = { address: getConnInfo(c).remote.address };
+    await svc.loginLimits.admit(caller).catch((err: unknown) => {
+      throw tooMany(err);
+    });
     try {
       return c.json(await svc.tokens.refresh(access, refresh_token, (s) => svc.auth.current(s)));
     } catch (err) {
-      if (err instanceof RefreshRefusedError) throw new ApiError(err.kind, err.message);
-      throw err;
+      if (!(err instanceof RefreshRefusedError)) throw err;
+      await svc.loginLimits.failed(caller);
+      throw new ApiError(err.kind, err.message);
     }
   });
 

@@ -6,6 +6,7 @@ import type { ConfigStore } from '../../../actors/config/store.ts';
 import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import type { PipelineQueue } from '../../../actors/pipeline/queue.ts';
 import type { Authorizer } from '../../auth/rbac.ts';
+import type { LoginLimits } from '../../auth/login-limits.ts';
 import { AgentGateway } from '../../agents/server.ts';
 import type { AgentServerTls } from '../../agents/tls.ts';
 import { provider, type Provider } from '../service.ts';
@@ -13,6 +14,7 @@ import { provider, type Provider } from '../service.ts';
 interface AgentsDeps {
   config: () => ConfigStore;
   authz: () => Authorizer;
+  loginLimits: () => LoginLimits;
   actors: () => ActorClient;
   nats: () => NatsAdapter;
   entityLimit: () => EntityLimit;
@@ -36,6 +38,7 @@ export function agentsService(
         node: cfg.name,
         config: deps.config(),
         authz: deps.authz(),
+        limits: deps.loginLimits(),
         actors: deps.actors(),
         nats: deps.nats(),
         entityLimit: deps.entityLimit(),

@@ -16,6 +16,7 @@ import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import type { PipelineQueue } from '../../../actors/pipeline/queue.ts';
 import type { PipelineWorker } from '../../../actors/pipeline/worker.ts';
 import type { Authorizer } from '../../auth/rbac.ts';
+import type { LoginLimits } from '../../auth/login-limits.ts';
 import { VerifiedCache } from '../../auth/passwords.ts';
 import { TokenService } from '../../auth/tokens.ts';
 import { Authenticator } from '../../auth/login.ts';
@@ -75,6 +76,7 @@ interface ApiServiceDeps {
   host: () => ActorHost;
   actors: () => ActorClient;
   authz: () => Authorizer;
+  loginLimits: () => LoginLimits;
   tokens: () => TokenService;
   agents: () => AgentGateway;
   pipeline: () => PipelineWorker;
@@ -171,6 +173,7 @@ export function apiService(
         buildApi({
           config,
           authz: d.authz(),
+          loginLimits: d.loginLimits(),
           tokens: d.tokens(),
           actors: d.actors(),
           reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
