@@ -7,6 +7,7 @@ import { OutboxOpenError } from './outbox/index.ts';
 import { helpText } from '../lib/config-loader.ts';
 import { ConfigError } from '../proto/flags.ts';
 import { createLogger } from '../lib/log.ts';
+import { installSafetyNet, UNCAUGHT_EXIT_CODE } from '../lib/safety-net.ts';
 import { AGENT_ENV_PREFIX, agentFlags } from '../proto/schemas/agent-config.ts';
 import { loadAgentConfig } from './config.ts';
 import { VERSION } from '../proto/version.ts';
@@ -55,12 +56,12 @@ async function start(argv: string[]): Promise<void> {
   const system = config['detect-cloud-provider'] ? withCloudProvider(systemInfo, log) : systemInfo;
   const agent = new Agent(config, { logger: log, system, tls, allowList });
   let stopping = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
     agent.stop().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (err: unknown) => {
         log.error('stop failed', { error: err as Error });
         process.exit(1);
@@ -69,6 +70,8 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Stopping in order closes the outbox cleanly; events not yet acknowledged wait there for the restart.
+  installSafetyNet(log, () => shutdown('uncaughtException', UNCAUGHT_EXIT_CODE));
   // The cache-dir lock comes before anything else: a second agent on it must not touch its outbox.
   try {
     agent.open();

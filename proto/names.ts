@@ -56,12 +56,16 @@ export const subjects = {
   pipelinePrefix: 'monitor.pipeline',
   /** The subject of every pipeline job (proto/pipeline-job.ts). */
   pipelineJobs: 'monitor.pipeline.jobs',
+  /** Parked pipeline jobs, as they were queued (outside `pipelinePrefix`: not a work queue subject). */
+  pipelineDead: 'monitor.dead.pipeline',
 };
 
 /** JetStream streams. */
 export const streams = {
   adhoc: 'MONITOR_ADHOC',
   pipeline: 'MONITOR_PIPELINE',
+  /** Pipeline jobs started too many times without finishing (bounded, the oldest go first). */
+  pipelineDead: 'MONITOR_PIPELINE_DEAD',
 } as const;
 
 /** Headers of an actor message. */
@@ -78,6 +82,8 @@ export const buckets = {
   events: 'monitor_events',
   /** Schedule actors: one record per check (its config version and next tick). */
   schedules: 'monitor_schedules',
+  /** Starts of redelivered pipeline jobs, by stream sequence (actors/pipeline/attempts.ts). */
+  pipelineAttempts: 'monitor_pipeline_attempts',
 } as const;
 
 /** Key of an actor's own record: the shard leads so a new owner can load a shard with one filter. */

@@ -1,5 +1,6 @@
 import { AckPolicy, type Consumer, type JsMsg } from 'nats';
 import { streams, subjects } from '../../proto/names.ts';
+import type { JobAttempts } from './attempts.ts';
 import type { Logger } from '../../lib/log.ts';
 import { decodeJob, type PipelineJob } from '../../proto/pipeline-job.ts';
 import type { NatsAdapter } from '../runtime/nats.ts';
@@ -9,11 +10,22 @@ import type { Workflow, WorkflowResolver } from './workflows.ts';
 
 /** Every node pulls from this one durable consumer: each job is taken by one node at a time. */
 const PIPELINE_CONSUMER = 'monitor-pipeline';
-/** A job not acknowledged (nor reported as in progress) for this long goes to another node. */
-const JOB_ACK_WAIT_MS = 15_000;
-const PROGRESS_EVERY_MS = 5_000;
-/** A job whose handler is busy goes back to the queue for this long. */
-const BUSY_DELAY_MS = 1_000;
+
+export const DEFAULTS = {
+  /** A job not acknowledged (nor reported as in progress) for this long goes to another node. */
+  jobAckWaitMs: 15_000,
+  progressEveryMs: 5_000,
+  /** A job whose handler is busy goes back to the queue for this long. */
+  busyDelayMs: 1_000,
+  /** A job whose run threw goes back to the queue for this long. */
+  failedDelayMs: 5_000,
+  /** A job started this many times without finishing is parked on MONITOR_PIPELINE_DEAD, not run again. */
+  maxAttempts: 5,
+  /** Starts of redelivered jobs are forgotten this long after the last one (a record the worker missed). */
+  attemptsTtlMs: 24 * 3600_000,
+  /** What MONITOR_PIPELINE_DEAD keeps at most (the oldest parked jobs go first). */
+  dead: { maxMsgs: 10_000, maxBytes: 256 * 1024 * 1024, maxAgeMs: 7 * 24 * 3600_000 },
+} as const;
 
 interface PipelineWorkerOptions {
   nats: NatsAdapter;
@@ -22,6 +34,8 @@ interface PipelineWorkerOptions {
   log: Logger;
   /** Jobs one node runs at the same time; more wait in the queue (bounded memory, no head-of-line blocking). */
   concurrency: number;
+  /** Starts of redelivered jobs, so a job that never finishes is parked (attempts.ts). */
+  attempts: JobAttempts;
 }
 
 /** Runs of one handler at a time on a node: a quarter of the job slots, so a slow handler cannot take them all. */
@@ -43,6 +57,8 @@ export interface PipelineStats {
   mutatorErrors: number;
   running: number;
   deferred: number;
+  /** Jobs started `DEFAULTS.maxAttempts` times without finishing, moved to MONITOR_PIPELINE_DEAD. */
+  parked: number;
 }
 
 /**
@@ -50,7 +66,8 @@ export interface PipelineStats {
  * at most a quarter of that per handler (a job whose handler is at its cap goes back to the queue). A
  * job is acknowledged only after its handlers finished; while it runs the worker tells JetStream it
  * is still at it, so a slow handler is not mistaken for a dead node, and a node that dies mid-job
- * leaves it to be redelivered to another node after the ack wait.
+ * leaves it to be redelivered to another node after the ack wait. A job started
+ * `DEFAULTS.maxAttempts` times without finishing is parked instead (attempts.ts).
  */
 export class PipelineWorker {
   readonly stats: PipelineStats = {
@@ -61,6 +78,7 @@ export class PipelineWorker {
     mutatorErrors: 0,
     running: 0,
     deferred: 0,
+    parked: 0,
   };
   /** Runs in progress per handler (namespace/name). */
   private readonly busy = new Map<string, number>();
@@ -87,7 +105,7 @@ export class PipelineWorker {
   async start(): Promise<void> {
     const consumer = await this.opts.nats.durableConsumer(streams.pipeline, PIPELINE_CONSUMER, {
       ack_policy: AckPolicy.Explicit,
-      ack_wait: JOB_ACK_WAIT_MS * 1_000_000,
+      ack_wait: DEFAULTS.jobAckWaitMs * 1_000_000,
       filter_subject: subjects.pipelineJobs,
       max_deliver: -1,
       max_ack_pending: -1,
@@ -104,7 +122,7 @@ export class PipelineWorker {
     const { log, concurrency } = this.opts;
     const heartbeat = setInterval(() => {
       for (const p of this.ready) p.m.working();
-    }, PROGRESS_EVERY_MS);
+    }, DEFAULTS.progressEveryMs);
     try {
       while (!this.stopped) {
         try {
@@ -191,7 +209,7 @@ export class PipelineWorker {
       if (this.atCap(p)) {
         this.stats.deferred++;
         this.budget = Math.max(1, this.budget - 1);
-        p.m.nak(BUSY_DELAY_MS);
+        p.m.nak(DEFAULTS.busyDelayMs);
       } else keep.push(p);
     }
     this.ready.splice(0, this.ready.length, ...keep);
@@ -199,39 +217,12 @@ export class PipelineWorker {
   }
 
   private start1(p: Pending): void {
-    const { m, job, eventJson, workflows, handlers } = p;
+    const { handlers } = p;
     for (const h of handlers) this.busy.set(h, (this.busy.get(h) ?? 0) + 1);
     this.stats.running++;
-    const progress = setInterval(() => m.working(), PROGRESS_EVERY_MS);
-    const started = Date.now();
-    runJob(job, workflows, this.exec, this.opts.log, eventJson)
-      .then(
-        async (report) => {
-          this.stats.jobs++;
-          this.stats.filtered += report.filtered;
-          this.stats.mutatorErrors += report.errors.length;
-          for (const h of report.handled) {
-            this.stats.handlerRuns++;
-            if (!h.ok) this.stats.handlerFailures++;
-          }
-          // A plain ack: if it were lost the job would run again (at least once), and a confirmed ack
-          // costs a request per job.
-          m.ack();
-          this.opts.log.debug('pipeline job done', {
-            job: job.id,
-            source: job.source,
-            workflows: report.workflows,
-            handled: report.handled.length,
-            ms: Date.now() - started,
-            redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined,
-          });
-        },
-        (err: Error) => {
-          // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
-          this.opts.log.error('pipeline job failed', { job: job.id, error: err.message });
-          m.nak(5000);
-        },
-      )
+    const progress = setInterval(() => p.m.working(), DEFAULTS.progressEveryMs);
+    this.attempt(p)
+      .catch((err: Error) => this.opts.log.error('pipeline job bookkeeping failed', { error: err.message }))
       .finally(() => {
         clearInterval(progress);
         for (const h of handlers) {
@@ -244,6 +235,73 @@ export class PipelineWorker {
         this.dispatch();
         this.idle.shift()?.();
       });
+  }
+
+  /** Runs one job, or parks it when it already started too many times without finishing. */
+  private async attempt(p: Pending): Promise<void> {
+    const { m, job, eventJson, workflows } = p;
+    const started = Date.now();
+    const attempt = await this.opts.attempts.begin(m);
+    if (attempt.park) return this.park(p, attempt.attempts, attempt.revision);
+    let report: Awaited<ReturnType<typeof runJob>>;
+    try {
+      report = await runJob(job, workflows, this.exec, this.opts.log, eventJson);
+    } catch (err) {
+      // A bug, not a handler failure (those are reported, not thrown): let another attempt have it.
+      this.opts.log.error('pipeline job failed', { job: job.id, error: (err as Error).message });
+      m.nak(DEFAULTS.failedDelayMs);
+      return;
+    }
+    this.stats.jobs++;
+    this.stats.filtered += report.filtered;
+    this.stats.mutatorErrors += report.errors.length;
+    for (const h of report.handled) {
+      this.stats.handlerRuns++;
+      if (!h.ok) this.stats.handlerFailures++;
+    }
+    // A plain ack: if it were lost the job would run again (at least once), and a confirmed ack
+    // costs a request per job.
+    m.ack();
+    this.opts.attempts.end(m, attempt.revision);
+    this.opts.log.debug('pipeline job done', {
+      job: job.id,
+      source: job.source,
+      workflows: report.workflows,
+      handled: report.handled.length,
+      ms: Date.now() - started,
+      redelivered: m.info.redeliveryCount > 1 ? m.info.redeliveryCount : undefined,
+    });
+  }
+
+  /**
+   * Moves a job to MONITOR_PIPELINE_DEAD as it was queued, then takes it off the work queue; if the
+   * dead-letter stream does not take it, the job stays queued and is parked at its next delivery.
+   */
+  private async park(p: Pending, attempts: number, revision: number | undefined): Promise<void> {
+    const { m, job } = p;
+    try {
+      await this.opts.nats.publishDurable(subjects.pipelineDead, m.data, `parked-${m.seq}`);
+    } catch (err) {
+      this.opts.log.warn('pipeline job not parked, retrying later', {
+        job: job.id,
+        error: (err as Error).message,
+      });
+      m.nak(DEFAULTS.failedDelayMs);
+      return;
+    }
+    m.ack();
+    this.opts.attempts.end(m, revision);
+    this.stats.parked++;
+    // Names only: the event's payload (output, metrics, entity) stays in the parked job.
+    this.opts.log.warn('pipeline job parked: it never finished', {
+      job: job.id,
+      source: job.source,
+      entity: job.event.entity?.metadata.name,
+      check: job.event.check?.metadata.name,
+      attempts,
+      deliveries: m.info.redeliveryCount,
+      stream: streams.pipelineDead,
+    });
   }
 
   /** Stops taking jobs; running ones are abandoned (JetStream redelivers them) after a short grace. */

@@ -1,6 +1,7 @@
 import {
   connect,
   credsAuthenticator,
+  DiscardPolicy,
   RetentionPolicy,
   StorageType,
   type Consumer,
@@ -196,6 +197,40 @@ export class NatsAdapter {
   }
 
   /**
+   * A stream over the one `subject` that keeps at most `limits` (the oldest messages go first), for
+   * what must be kept for a while but cannot be allowed to grow without bound. Created if missing.
+   */
+  async boundedStream(
+    stream: string,
+    subject: string,
+    limits: { maxMsgs: number; maxBytes: number; maxAgeMs: number; replicas?: number },
+  ): Promise<void> {
+    const jsm = await this.nc.jetstreamManager();
+    const exists = () =>
+      jsm.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
+    if (await exists()) return;
+    await jsm.streams
+      .add({
+        name: stream,
+        subjects: [subject],
+        retention: RetentionPolicy.Limits,
+        discard: DiscardPolicy.Old,
+        max_msgs: limits.maxMsgs,
+        max_bytes: limits.maxBytes,
+        max_age: limits.maxAgeMs * 1_000_000,
+        storage: StorageType.File,
+        num_replicas: limits.replicas ?? 1,
+      })
+      // Another node may have created it at the same moment.
+      .catch(async (err) => {
+        if (!(await exists())) throw err;
+      });
+  }
+
+  /**
    * The durable pull consumer `name` on `stream`, created with `config` if it does not exist yet. Every
    * node asks for the same one at start, so one that exists already (another node made it first, or
    * an earlier run did) is used as is, whatever its config.
@@ -223,7 +258,8 @@ export class NatsAdapter {
     await this.js.publish(subject, data, { msgID: msgId });
   }
 
-  async kv(bucket: string, opts: { replicas?: number } = {}): Promise<KvStore> {
+  /** `ttlMs`: entries (delete markers included) are dropped this long after their last write. */
+  async kv(bucket: string, opts: { replicas?: number; ttlMs?: number } = {}): Promise<KvStore> {
     for (let attempt = 1; ; attempt++) {
       try {
         const kv = await this.js.views.kv(bucket, {
@@ -231,6 +267,7 @@ export class NatsAdapter {
           replicas: opts.replicas ?? 1,
           storage: StorageType.File,
           allow_direct: true,
+          ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
         });
         return new KvStore(bucket, kv, this);
       } catch (err) {

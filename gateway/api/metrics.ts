@@ -94,6 +94,11 @@ export class NodeMetrics {
         'Jobs put back on the queue because their handler was at its per-node cap',
         () => p().deferred,
       );
+      counter(
+        'monitor_pipeline_jobs_parked_total',
+        'Jobs started too many times without finishing, moved to MONITOR_PIPELINE_DEAD',
+        () => p().parked,
+      );
       gauge('monitor_pipeline_jobs_running', 'Pipeline jobs running on this node', () => p().running);
     }
   }

@@ -2,6 +2,7 @@ import type * as v from 'valibot';
 import { helpText, mergeSources, parseArgv, validateConfig } from '../../lib/config-loader.ts';
 import { ConfigError, type FlagSpec } from '../../proto/flags.ts';
 import { createLogger } from '../../lib/log.ts';
+import { installSafetyNet, UNCAUGHT_EXIT_CODE } from '../../lib/safety-net.ts';
 import { scrubUrlCredentials } from '../../lib/url-credentials.ts';
 import { etcdKeys } from '../../proto/names.ts';
 import {
@@ -137,7 +138,12 @@ async function start(argv: string[]): Promise<void> {
   const agentTls = withConfigErrors(() => loadAgentServerTls(cfg));
   const access: StoreAccess = withConfigErrors(() => loadStoreAccess(cfg));
   const log = createLogger(cfg['log-level'], { component: 'backend' });
-  let node;
+  let node: Awaited<ReturnType<typeof startBackendNode>> | undefined;
+  // Before the node runs there is nothing to stop in order; afterwards its orderly stop hands its
+  // shards and jobs over sooner than their leases and ack waits would.
+  installSafetyNet(log, () =>
+    node ? void shutdown('uncaughtException', UNCAUGHT_EXIT_CODE) : process.exit(UNCAUGHT_EXIT_CODE),
+  );
   try {
     node = await startBackendNode(cfg, log, access, agentTls);
   } catch (err) {
@@ -145,6 +151,7 @@ async function start(argv: string[]): Promise<void> {
   }
 
   let stoppingSince = 0;
+  const running = node;
   const shutdown = async (signal: string, code = 0) => {
     // A terminal's Ctrl-C and a wrapper script may both signal us; only a later, deliberate
     // second signal skips the orderly stop.
@@ -162,12 +169,13 @@ async function start(argv: string[]): Promise<void> {
       process.exit(1);
     }, DEFAULTS.shutdownTimeoutMs);
     force.unref();
-    await node.stop();
+    // A stop that fails still ends the process, with the status this stop was for.
+    await running.stop().catch((err: unknown) => log.error('stop failed', { error: err as Error }));
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  void node.fatal.then((msg) => {
+  void running.fatal.then((msg) => {
     log.error('embedded service failed for good; stopping', { error: msg });
     process.stderr.write(`monitor-backend: ${msg}\n`);
     void shutdown('fatal', 1);

@@ -1,17 +1,23 @@
 import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
-import { streams, subjects } from '../../../proto/names.ts';
+import { buckets, streams, subjects } from '../../../proto/names.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
 import type { ConfigStore } from '../../../actors/config/store.ts';
 import { WorkflowResolver } from '../../../actors/pipeline/workflows.ts';
-import { PipelineWorker } from '../../../actors/pipeline/worker.ts';
+import { DEFAULTS as WORKER, PipelineWorker } from '../../../actors/pipeline/worker.ts';
+import { JobAttempts } from '../../../actors/pipeline/attempts.ts';
 import { BackendAssets } from '../../../actors/pipeline/assets.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 
-/** The work queue of pipeline jobs; it exists before any actor runs, since entity turns publish to it. */
+/**
+ * The work queue of pipeline jobs; it exists before any actor runs, since entity turns publish to it.
+ * Beside it, the bounded stream where jobs that never finish are parked.
+ */
 export function pipelineStreamService(cfg: BackendConfig, nats: () => NatsAdapter): Service {
   return service('pipeline stream', async () => {
-    await nats().workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas: cfg['nats-replicas'] });
+    const replicas = cfg['nats-replicas'];
+    await nats().workQueue(streams.pipeline, subjects.pipelinePrefix, { replicas });
+    await nats().boundedStream(streams.pipelineDead, subjects.pipelineDead, { ...WORKER.dead, replicas });
   });
 }
 
@@ -30,7 +36,12 @@ export function pipelineService(
     async () => {
       const pipelineLog = log.child({ component: 'pipeline' });
       const config = deps.config();
+      const attempts = await deps.nats().kv(buckets.pipelineAttempts, {
+        replicas: cfg['nats-replicas'],
+        ttlMs: WORKER.attemptsTtlMs,
+      });
       const pipeline = new PipelineWorker({
+        attempts: new JobAttempts(attempts, WORKER.maxAttempts, pipelineLog),
         nats: deps.nats(),
         resolver: new WorkflowResolver(config, pipelineLog),
         log: pipelineLog,
