@@ -1,4 +1,5 @@
 import type { Logger } from './log.ts';
+import { scrubUrlCredentials } from './url-credentials.ts';
 
 // The last resort for errors no code path caught, installed by each program as it starts.
 //
@@ -21,19 +22,15 @@ const DEFAULTS = {
   uncaughtStopMs: 30_000,
 } as const;
 
-/** Credentials written into a URL (`scheme://user:password@host`) never reach a log line. */
-const URL_USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
-const hideUserinfo = (s: string) => s.replace(URL_USERINFO, '$1REDACTED@');
-
 /** What a log line may say about a thrown value: an Error's name, message and frames; else only its type. */
 function describe(reason: unknown): Record<string, unknown> {
   if (reason instanceof Error) {
     // The stack's first line repeats the message; only the frames are kept.
     const frames = (reason.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
     return {
-      error: hideUserinfo(reason.message),
+      error: scrubUrlCredentials(reason.message),
       name: reason.name,
-      stack: hideUserinfo(frames.join('\n')),
+      stack: scrubUrlCredentials(frames.join('\n')),
     };
   }
   // A thrown string or object may be anything, a payload or a token among them: not logged.

@@ -29,7 +29,7 @@ test('an unhandled rejection is logged as one error line and the process keeps r
   assert.is(line!.level, 'error');
   assert.is(line!.msg, 'unhandled promise rejection; running on');
   assert.is(line!.name, 'Error');
-  assert.is(line!.error, 'cannot reach nats://REDACTED@127.0.0.1:4222');
+  assert.is(line!.error, 'cannot reach nats://***@127.0.0.1:4222');
   assert.match(line!.stack, /^\s+at /);
   assert.not.match(p.tail(), /s3cr3t/);
   assert.is((await p.exited).code, 0);
@@ -46,7 +46,7 @@ test('an uncaught exception is logged as one error line and the process exits wi
   assert.is(lines[0]!.level, 'error');
   assert.is(lines[0]!.msg, 'uncaught exception; stopping');
   assert.is(lines[0]!.name, 'TypeError');
-  assert.is(lines[0]!.error, 'broken state near nats://REDACTED@127.0.0.1:4222');
+  assert.is(lines[0]!.error, 'broken state near nats://***@127.0.0.1:4222');
   assert.not.match(p.tail(), /s3cr3t/);
 });
 
