@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { sleep, tempDir, waitFor, type AgentProc } from '../harness/index.ts';
 import { checkAgents, PLUGINS, request, run, type StandIn } from './agent-checks/stand-in.ts';

@@ -1,5 +1,5 @@
 // suite-timeout: 300
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import {
