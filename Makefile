@@ -37,14 +37,18 @@ binaries:
 	fi
 
 # The tests also start an OpenLDAP server (slapd) for directory logins, and agents run the Nagios
-# plugins of monitoring-plugins-basic (check_dummy, check_load, check_disk, check_procs) as checks.
+# plugins of monitoring-plugins-basic as checks; test/unit/metrics-nagios.test.ts also runs check_users
+# and check_swap. A missing plugin fails those tests, so every one of them is checked here.
+NAGIOS_PLUGINS := check_dummy check_load check_disk check_procs check_users check_swap
+
 test-binaries:
 	@if [ ! -x /usr/sbin/slapd ]; then \
 	  echo "installing slapd"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null 2>&1 || \
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null; }; \
 	fi
-	@if [ ! -x /usr/lib/nagios/plugins/check_dummy ]; then \
+	@missing=""; for p in $(NAGIOS_PLUGINS); do [ -x /usr/lib/nagios/plugins/$$p ] || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
 	  echo "installing monitoring-plugins-basic"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq monitoring-plugins-basic >/dev/null 2>&1 || \
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq monitoring-plugins-basic >/dev/null; }; \

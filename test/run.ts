@@ -1,10 +1,13 @@
 /**
- * Test runner: node --import tsx test/run.ts [substring filters...]
+ * Test runner: node --import tsx test/run.ts [--dir <dir>] [substring filters...]
  *
  * Finds every test/**\/*.test.ts (except under test/harness and test/fixtures),
  * ordered test/unit, test/integration, test/e2e, test/cluster, then the rest,
  * alphabetical inside each group. Positional arguments keep only the files
- * whose path (relative to the repo root) contains one of them.
+ * whose path (relative to the repo root) contains one of them. `--dir <dir>`
+ * looks for the *.test.ts files under <dir> instead of test/ (the runner's own
+ * tests, test/unit/runner.test.ts, run it on fixture suites in a temp dir);
+ * the suites still run with the repo root as their working directory.
  *
  * Each file runs as its own process `node --import tsx <file>`, one after the
  * other, in its own process group, with a timeout (300 s, or the value of a
@@ -28,14 +31,27 @@
  * Also verified:
  *  - an error thrown in a `before` hook is swallowed by uvu: nothing printed,
  *    "Total: 2, Passed: 0", exit 0. Counting Total - Passed (rather than
- *    trusting the exit code) turns that into 2 failures;
+ *    trusting the exit code) turns that into 2 failures; and suites take
+ *    `test` from test/harness/uvu.ts, which prints the hook's error and makes
+ *    every test of the suite fail with it;
  *  - an error thrown in an `after` hook crashes the process with no summary
  *    (exit 1);
  *  - `.run()` called after an await prints a second summary: summaries are
  *    summed.
- * A suite is also charged 1 extra failure when it exits non-zero while its
- * summaries show no failure (or it printed none), when it exits 0 without any
- * summary, or when it times out (whatever it had reported is kept).
+ *
+ * A run is strict: a test that did not run is a failure. So a suite is
+ * charged, besides its failed tests:
+ *  - one failure per skipped test (Skipped: N > 0), which also catches a
+ *    `.only` (uvu counts the other tests of the suite as skipped);
+ *  - 1 failure when its source calls `.only(` while nothing was reported
+ *    skipped (every test of it is `.only`);
+ *  - 1 failure when it ran no test at all (Total 0 and nothing skipped);
+ *  - 1 failure when its source registers a `before` or `before.each` hook
+ *    but does not import `test` from test/harness/uvu.ts (an error in such a
+ *    hook would pass unseen);
+ *  - 1 failure when it exits non-zero while its summaries show no failure
+ *    (or it printed none), when it exits 0 without any summary, or when it
+ *    times out (whatever it had reported is kept).
  *
  * Output: the suite's stdout and stderr are passed through to our stdout,
  * then one line `suite <file>: N passed, N failed (Xs)`. The last line of the
@@ -80,6 +96,14 @@ function suiteTimeoutSeconds(rel: string): number {
     if (m) return Number(m[1]);
   }
   return DEFAULT_TIMEOUT_S;
+}
+
+/** What the suite's source shows that its uvu summary may not: a `.only`, an unguarded before hook. */
+function sourceProblems(rel: string): { only: boolean; unguardedBefore: boolean } {
+  const src = fs.readFileSync(path.join(ROOT, rel), 'utf8');
+  const before = /\.before(\.each)?\s*\(/.test(src);
+  const guarded = /from\s+['"][^'"]*harness\/uvu\.ts['"]/.test(src);
+  return { only: /\.only\s*\(/.test(src), unguardedBefore: before && !guarded };
 }
 
 // eslint-disable-next-line no-control-regex
@@ -221,6 +245,7 @@ interface SuiteResult {
 
 function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
   const timeoutS = suiteTimeoutSeconds(rel);
+  const source = sourceProblems(rel);
   fs.writeFileSync(files.pgids, '');
   fs.writeFileSync(files.dirs, '');
   return new Promise((resolve) => {
@@ -272,6 +297,24 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
         let failed = s.total - s.passed;
         const notes: string[] = [];
         if (spawnError) notes.push(`could not start: ${spawnError.message}`);
+        if (s.skipped > 0) {
+          failed += s.skipped;
+          notes.push(`${s.skipped} test(s) skipped (test.skip, or left out by a .only), each a failure`);
+        }
+        if (source.only && s.skipped === 0) {
+          failed += 1;
+          notes.push('its source calls .only(');
+        }
+        if (s.count > 0 && s.total === 0 && s.skipped === 0) {
+          failed += 1;
+          notes.push('no test ran (Total: 0)');
+        }
+        if (source.unguardedBefore) {
+          failed += 1;
+          notes.push(
+            'it registers a before hook with test from uvu: import test from test/harness/uvu.ts so an error in the hook is reported',
+          );
+        }
         if (timedOut) {
           failed += 1;
           notes.push(`timed out after ${timeoutS}s`);
@@ -293,8 +336,16 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
 }
 
 async function main(): Promise<number> {
-  const filters = process.argv.slice(2);
-  const files = findTests(TEST_DIR)
+  const args = process.argv.slice(2);
+  let dir = TEST_DIR;
+  const at = args.indexOf('--dir');
+  if (at >= 0) {
+    if (!args[at + 1]) throw new Error('--dir needs a directory');
+    dir = path.resolve(args[at + 1]!);
+    args.splice(at, 2);
+  }
+  const filters = args;
+  const files = findTests(dir)
     .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
     .sort((a, b) => groupOf(a) - groupOf(b) || (a < b ? -1 : a > b ? 1 : 0));
 

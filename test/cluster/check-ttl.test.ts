@@ -1,5 +1,5 @@
 // suite-timeout: 240
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { loud, sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
 import { SHARD_COUNT } from '../../proto/names.ts';

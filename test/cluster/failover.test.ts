@@ -1,5 +1,5 @@
 // suite-timeout: 420
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import {

@@ -17,7 +17,7 @@
  * one history entry and occurrences 1 (two entries = applied twice).
  * The load and its ledger are in test/cluster/no-loss/load.ts, the read-back in no-loss/read-back.ts.
  */
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   loud,

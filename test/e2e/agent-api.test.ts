@@ -1,6 +1,6 @@
 // suite-timeout: 180
 import { connect } from 'node:net';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   freePort,

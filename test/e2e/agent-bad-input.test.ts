@@ -1,6 +1,6 @@
 // suite-timeout: 180
 import { randomBytes, randomUUID } from 'node:crypto';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';

@@ -2,21 +2,37 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { sleep, startAgent, tempDir, waitFor } from '../harness/index.ts';
+import { sleep, startAgent, startBackend, tempDir, waitFor, type Backend } from '../harness/index.ts';
 import { fresh } from '../harness/api.ts';
-import { checkAgents, PLUGINS, request, run } from './agent-checks/stand-in.ts';
+import { backendAgents } from './agent-checks/backend.ts';
+import { checkAgents, PLUGINS, run as standInRun } from './agent-checks/stand-in.ts';
 
-// Checks on agents started for one test each, against the backend stand-in of
-// test/e2e/agent-checks/stand-in.ts: the allow list (--allow-list) and a bad one, --disable-assets,
-// stopping an agent while a check runs, and the protobuf encoding (--protobuf). The checks of an
-// agent with no such option are in agent-checks.test.ts.
+// Checks on agents started for one test each, connected to a real backend that schedules them
+// (test/e2e/agent-checks/backend.ts: created and executed through the REST API, the event read back
+// through it): the allow list (--allow-list) and a bad one, --disable-assets, stopping an agent while
+// a check runs. The protobuf test keeps the backend stand-in of test/e2e/agent-checks/stand-in.ts:
+// it checks that secrets cross the wire, and this backend has no secrets provider, so its requests
+// never carry any. The checks of an agent with no such option are in agent-checks.test.ts.
 
-const { agentWith, track, stopAll } = checkAgents();
+let backend: Backend;
+const real = backendAgents(() => backend);
+const { agentOn, put, run } = real;
+const standIns = checkAgents();
+
+test.before(async () => {
+  backend = await startBackend({ name: 'agent-checks-options' });
+  await waitFor(async () => (await real.api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
-  await stopAll();
+  await real.stopAll();
+  await standIns.stopAll();
+  await backend?.stop();
 });
 
 test('allow list: allowed by exec+args and sha512, denied otherwise (status 3), env_vars only with enable_env', async () => {
@@ -40,7 +56,7 @@ test('allow list: allowed by exec+args and sha512, denied otherwise (status 3), 
       `  enable_env: true`,
     ].join('\n'),
   );
-  const t = await agentWith(['--allow-list', file]);
+  const t = await agentOn(['--allow-list', file]);
   const ok = await run(t, 'allowed', { command: `${dummy} 0 allowed` });
   assert.is(ok.check.status, 0);
   assert.is(ok.check.output, 'OK: allowed\n');
@@ -63,12 +79,11 @@ test('allow list: allowed by exec+args and sha512, denied otherwise (status 3), 
   assert.is(noEnv.check.status, 1, 'env_vars dropped without enable_env');
   const withEnv = await run(t, 'with-env', { command: "sh -c 'printenv FOO'", env_vars: ['FOO=bar'] });
   assert.is(withEnv.check.output, 'bar\n');
-  const hooked = await run(
-    t,
-    'denied-hook',
-    { command: `${dummy} 0 allowed`, check_hooks: [{ type: 'ok', hooks: ['h'] }] },
-    { hooks: [{ metadata: { name: 'h' }, command: 'id' }] },
-  );
+  await put('hooks', 'h', { command: 'id' });
+  const hooked = await run(t, 'denied-hook', {
+    command: `${dummy} 0 allowed`,
+    check_hooks: [{ type: 'ok', hooks: ['h'] }],
+  });
   assert.is(hooked.check.hooks[0].status, 3);
   assert.match(hooked.check.hooks[0].output, /denied by the agent allow list/);
 });
@@ -88,7 +103,7 @@ test('a bad allow-list file stops the agent at start with one clear line and exi
       backendUrls: 'ws://127.0.0.1:1',
       extraArgs: ['--allow-list', path],
     });
-    track(a);
+    standIns.track(a);
     const exit = await waitFor(() => a.proc.exit, { timeoutMs: 15000, what: 'agent exit' });
     assert.is(exit.code, 2, a.proc.tail(5));
     assert.ok(
@@ -99,17 +114,9 @@ test('a bad allow-list file stops the agent at start with one clear line and exi
 });
 
 test('--disable-assets: a check that needs assets gives status 3 saying assets are disabled', async () => {
-  const t = await agentWith(['--disable-assets']);
-  const e = await run(
-    t,
-    'needs-asset',
-    { command: 'echo hi', runtime_assets: ['my-tool'] },
-    {
-      assets: [
-        { metadata: { name: 'my-tool' }, url: 'http://127.0.0.1:1/x.tar.gz', sha512: 'a'.repeat(128) },
-      ],
-    },
-  );
+  const t = await agentOn(['--disable-assets']);
+  await put('assets', 'my-tool', { url: 'http://127.0.0.1:1/x.tar.gz', sha512: 'a'.repeat(128) });
+  const e = await run(t, 'needs-asset', { command: 'echo hi', runtime_assets: ['my-tool'] });
   assert.is(e.check.status, 3);
   assert.match(e.check.output, /assets are disabled on this agent/);
   const plain = await run(t, 'no-asset', { command: 'echo hi' });
@@ -117,10 +124,10 @@ test('--disable-assets: a check that needs assets gives status 3 saying assets a
 });
 
 test('stopping the agent kills running checks (their process groups) and drops their results', async () => {
-  const t = await agentWith();
+  const t = await agentOn();
   const marker = join(tempDir('checks-stop'), 'survived');
-  t.s.request(request('long', { command: `sleep 3; touch ${marker}` }));
-  await t.agent.proc.waitForLine((l) => l.includes('check request accepted') && l.includes('"long"'), 5000);
+  // Returns once the agent has logged that it accepted the request.
+  await real.execute(t, 'long', { command: `sleep 3; touch ${marker}` });
   await sleep(300);
   const started = Date.now();
   const exit = await t.agent.stop(8000);
@@ -132,12 +139,13 @@ test('stopping the agent kills running checks (their process groups) and drops t
   );
   await sleep(3500);
   assert.throws(() => readFileSync(marker), 'the command was killed');
-  assert.not.ok(t.s.events.some((e) => e.check?.metadata?.name === 'long'));
+  const stored = await real.api(`/namespaces/default/events/${t.agent.name}/long`);
+  assert.is(stored.status, 404, `no result stored: ${JSON.stringify(stored.body)}`);
 });
 
 test('protobuf: check_hooks, hooks, secrets and the hook results cross the wire', async () => {
-  const t = await agentWith(['--protobuf'], true);
-  const e = await run(
+  const t = await standIns.agentWith(['--protobuf'], true);
+  const e = await standInRun(
     t,
     'pb-hooked',
     { command: `${PLUGINS}/check_dummy 2 down`, check_hooks: [{ type: 'critical', hooks: ['pb-hook'] }] },

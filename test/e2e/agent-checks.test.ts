@@ -2,30 +2,64 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { sleep, tempDir, waitFor, type AgentProc } from '../harness/index.ts';
-import { checkAgents, PLUGINS, request, run, type StandIn } from './agent-checks/stand-in.ts';
+import { sleep, startBackend, tempDir, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import { backendAgents, type CheckAgent } from './agent-checks/backend.ts';
+import { checkAgents, PLUGINS, request, run as standInRun, type StandIn } from './agent-checks/stand-in.ts';
 
-// The agent runs the checks a backend asks for. A WebSocket server in the test stands in for the
-// backend (the schedule actor is another part of issue 5): it sends check_request frames, receives
-// the real agent's events and acknowledges them (test/e2e/agent-checks/stand-in.ts). The commands
-// are real, including the Nagios plugins of monitoring-plugins-basic (make test-binaries installs
-// them). One agent runs every check here; the options that change how checks run (allow list,
-// --disable-assets, protobuf) and stopping an agent are in agent-checks-options.test.ts.
+// The agent runs the checks a backend asks for. A real backend schedules them: each check is created
+// through the REST API for a subscription of the agent, executed once through the API, and its event
+// read back through the API (test/e2e/agent-checks/backend.ts); hooks and assets are backend
+// resources. The commands are real, including the Nagios plugins of monitoring-plugins-basic (make
+// test-binaries installs them). The metrics of an event are not stored with it, so the metrics test
+// reads them where the backend delivers them: a pipe handler named in output_metric_handlers.
+//
+// A backend stand-in (test/e2e/agent-checks/stand-in.ts: a WebSocket server sending check_request
+// frames) drives a second agent, only for the requests a real backend never sends: the same
+// request twice and an older one than the last (duplicates, stale; the in-progress and proxy cases
+// of that test ride along), secrets (this backend has no secrets provider, so its requests carry
+// none), malformed requests (the backend sends what its schemas validated), and asset definitions
+// the API refuses to store (a sha512 that is a token, a url that is not a URL).
+//
+// The options that change how checks run (allow list, --disable-assets, protobuf) and stopping an
+// agent are in agent-checks-options.test.ts.
 
+let backend: Backend;
 let files: Server | undefined;
-const { agentWith, stopAll } = checkAgents();
-let main: { s: StandIn; agent: AgentProc };
+const real = backendAgents(() => backend);
+const { run, put, api } = real;
+const standIns = checkAgents();
+let main: CheckAgent;
+let side: { s: StandIn; agent: AgentProc };
+const handled = tempDir('checks-handled');
+
+/** The events the `influx` pipe handler of the backend received, as JSON. */
+const handledEvents = (): any[] =>
+  readdirSync(handled).flatMap((f) => {
+    try {
+      return [JSON.parse(readFileSync(join(handled, f), 'utf8'))];
+    } catch {
+      return []; // still being written
+    }
+  });
 
 test.before(async () => {
-  main = await agentWith(['--labels', 'region=eu', '--annotations', 'team=ops']);
+  backend = await startBackend({ name: 'agent-checks' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+  main = await real.agentOn(['--labels', 'region=eu', '--annotations', 'team=ops']);
+  side = await standIns.agentWith(['--labels', 'region=eu', '--annotations', 'team=ops']);
 });
 
 test.after(async () => {
-  await stopAll();
+  await real.stopAll();
+  await standIns.stopAll();
+  await backend?.stop();
   files?.close();
 });
 
@@ -124,24 +158,16 @@ test('tokens: entity fields, default, assetPath; an unmatched token gives status
   assert.match(bad.check.output, /^unmatched token: \{\{ \.labels\.nope \}\}/);
   assert.throws(() => readFileSync(marker));
   // Asset fields take tokens too, except the checksum.
-  const asset = await run(
-    main,
-    'token-asset',
-    { command: 'echo ran', runtime_assets: ['tool'] },
-    {
-      assets: [
-        {
-          metadata: { name: 'tool' },
-          url: 'http://127.0.0.1:1/{{ .labels.gone }}.tar.gz',
-          sha512: 'a'.repeat(128),
-        },
-      ],
-    },
-  );
+  await put('assets', 'tool', {
+    url: 'http://127.0.0.1:1/{{ .labels.gone }}.tar.gz',
+    sha512: 'a'.repeat(128),
+  });
+  const asset = await run(main, 'token-asset', { command: 'echo ran', runtime_assets: ['tool'] });
   assert.is(asset.check.status, 3);
   assert.match(asset.check.output, /^unmatched token: \{\{ \.labels\.gone \}\}/);
-  const sha = await run(
-    main,
+  // The API refuses to store a sha512 that is not hexadecimal: this request comes from the stand-in.
+  const sha = await standInRun(
+    side,
     'token-sha',
     { command: 'echo ran' },
     { assets: [{ metadata: { name: 'tool' }, url: 'http://x/{{ .name }}', sha512: '{{ .labels.gone }}' }] },
@@ -150,29 +176,23 @@ test('tokens: entity fields, default, assetPath; an unmatched token gives status
 });
 
 test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do not run on failure', async () => {
-  const e = await run(
-    main,
-    'hooked',
-    {
-      command: 'echo boom; exit 2',
-      check_hooks: [
-        { type: 'critical', hooks: ['ps-hook'] },
-        { type: '2', hooks: ['ps-hook', 'stdin-hook'] },
-        { type: 'ok', hooks: ['ok-hook'] },
-        { type: 'non-zero', hooks: ['nz-hook'] },
-        { type: 'unknown', hooks: ['unknown-hook'] },
-      ],
-    },
-    {
-      hooks: [
-        { metadata: { name: 'ps-hook' }, command: 'echo hook-one; exit 1', timeout: 10 },
-        { metadata: { name: 'stdin-hook' }, command: 'cat', stdin: true, timeout: 10 },
-        { metadata: { name: 'ok-hook' }, command: 'echo never' },
-        { metadata: { name: 'nz-hook' }, command: 'echo "{{ .labels.region }}"' },
-        { metadata: { name: 'unknown-hook' }, command: 'echo never' },
-      ],
-    },
-  );
+  // Hook resources of the backend, which puts those a check names in its request. ok-hook runs only in
+  // the second check, nz-hook only in the first.
+  await put('hooks', 'ps-hook', { command: 'echo hook-one; exit 1', timeout: 10 });
+  await put('hooks', 'stdin-hook', { command: 'cat', stdin: true, timeout: 10 });
+  await put('hooks', 'ok-hook', { command: 'echo fine' });
+  await put('hooks', 'nz-hook', { command: 'echo "{{ .labels.region }}"' });
+  await put('hooks', 'unknown-hook', { command: 'echo never' });
+  const e = await run(main, 'hooked', {
+    command: 'echo boom; exit 2',
+    check_hooks: [
+      { type: 'critical', hooks: ['ps-hook'] },
+      { type: '2', hooks: ['ps-hook', 'stdin-hook'] },
+      { type: 'ok', hooks: ['ok-hook'] },
+      { type: 'non-zero', hooks: ['nz-hook'] },
+      { type: 'unknown', hooks: ['unknown-hook'] },
+    ],
+  });
   assert.is(e.check.status, 2);
   const hooks: any[] = e.check.hooks;
   assert.equal(
@@ -186,23 +206,13 @@ test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do n
   assert.type(hooks[0].duration, 'number');
   assert.is(JSON.parse(hooks[1].output).check.metadata.name, 'hooked');
   assert.is(hooks[2].output, 'eu\n', 'tokens are substituted in hooks');
-  const ok = await run(
-    main,
-    'hooked-ok',
-    {
-      command: 'true',
-      check_hooks: [
-        { type: 'ok', hooks: ['ok-hook'] },
-        { type: 'non-zero', hooks: ['nz-hook'] },
-      ],
-    },
-    {
-      hooks: [
-        { metadata: { name: 'ok-hook' }, command: 'echo fine' },
-        { metadata: { name: 'nz-hook' }, command: 'echo never' },
-      ],
-    },
-  );
+  const ok = await run(main, 'hooked-ok', {
+    command: 'true',
+    check_hooks: [
+      { type: 'ok', hooks: ['ok-hook'] },
+      { type: 'non-zero', hooks: ['nz-hook'] },
+    ],
+  });
   assert.equal(
     ok.check.hooks.map((h: any) => [h.metadata.name, h.output]),
     [['ok-hook', 'fine\n']],
@@ -212,41 +222,41 @@ test('hooks run by status: critical, numeric, non-zero, each once; ok hooks do n
 test('duplicate and stale requests are refused; a running check is not started twice', async () => {
   const name = 'dedupe';
   const req = request(name, { command: 'echo once' });
-  const from = main.agent.proc.lineCount;
-  main.s.request(req);
-  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === name), {
+  const from = side.agent.proc.lineCount;
+  side.s.request(req);
+  await waitFor(() => side.s.events.find((e) => e.check?.metadata?.name === name), {
     timeoutMs: 10000,
     what: 'dedupe event',
   });
   // Another subscription of the same check delivers the same request again; an older one is late.
-  main.s.request(req);
-  main.s.request({ ...req, issued: req.issued - 5 });
-  await main.agent.proc.waitForLine((l) => l.includes('duplicate check request'), 5000, { fromLine: from });
-  await main.agent.proc.waitForLine(
+  side.s.request(req);
+  side.s.request({ ...req, issued: req.issued - 5 });
+  await side.agent.proc.waitForLine((l) => l.includes('duplicate check request'), 5000, { fromLine: from });
+  await side.agent.proc.waitForLine(
     (l) => l.includes('check request is older than one already received'),
     5000,
     { fromLine: from },
   );
   await sleep(500);
-  assert.is(main.s.events.filter((e) => e.check?.metadata?.name === name).length, 1);
+  assert.is(side.s.events.filter((e) => e.check?.metadata?.name === name).length, 1);
 
   const slow = request('in-progress', { command: 'sleep 2; echo done' });
-  main.s.request(slow);
+  side.s.request(slow);
   await sleep(300);
-  main.s.request({ ...slow, issued: slow.issued + 1 });
-  await main.agent.proc.waitForLine((l) => l.includes('check execution still in progress'), 5000, {
+  side.s.request({ ...slow, issued: slow.issued + 1 });
+  await side.agent.proc.waitForLine((l) => l.includes('check execution still in progress'), 5000, {
     fromLine: from,
   });
-  await waitFor(() => main.s.events.find((e) => e.check?.metadata?.name === 'in-progress'), {
+  await waitFor(() => side.s.events.find((e) => e.check?.metadata?.name === 'in-progress'), {
     timeoutMs: 10000,
     what: 'in-progress event',
   });
   await sleep(500);
-  assert.is(main.s.events.filter((e) => e.check?.metadata?.name === 'in-progress').length, 1);
+  assert.is(side.s.events.filter((e) => e.check?.metadata?.name === 'in-progress').length, 1);
   // The same check for another proxy entity is another execution.
-  const a = await run(main, 'proxied', { command: 'echo a', proxy_entity_name: 'router-1' });
+  const a = await standInRun(side, 'proxied', { command: 'echo a', proxy_entity_name: 'router-1' });
   assert.is(a.check.proxy_entity_name, 'router-1');
-  assert.is(a.entity.metadata.name, main.agent.name);
+  assert.is(a.entity.metadata.name, side.agent.name);
 });
 
 test('max_output_size truncates (bytes), discard_output blanks', async () => {
@@ -260,14 +270,23 @@ test('max_output_size truncates (bytes), discard_output blanks', async () => {
 });
 
 test('metrics: output_metric_format goes through the extractor; handlers and tags on metrics; output can be discarded', async () => {
-  const e = await run(main, 'load-metrics', {
+  // The backend hands an event's metrics to the handlers they name (they are not stored with the
+  // event): a pipe handler keeps each event it is given.
+  await put('handlers', 'influx', { type: 'pipe', command: `cat > "$(mktemp -p ${handled} ev.XXXXXX)"` });
+  const stored = await run(main, 'load-metrics', {
     command: `${PLUGINS}/check_load -w 1000,1000,1000 -c 2000,2000,2000`,
     output_metric_format: 'nagios_perfdata',
     output_metric_tags: [{ name: 'region', value: '{{ .labels.region }}' }],
     output_metric_handlers: ['influx'],
     discard_output: true,
   });
-  assert.is(e.check.status, 0);
+  assert.is(stored.check.status, 0);
+  assert.is(stored.check.output, '', 'discarded after extraction');
+  const e = await waitFor(
+    () => handledEvents().find((x) => x.check?.metadata?.name === 'load-metrics' && x.metrics),
+    { timeoutMs: 15000, what: 'the metrics of load-metrics at the influx handler' },
+  );
+  assert.is(e.check.issued, stored.check.issued);
   assert.is(e.check.output, '', 'discarded after extraction');
   assert.equal(e.metrics.handlers, ['influx']);
   assert.ok(Array.isArray(e.metrics.points));
@@ -283,26 +302,31 @@ test('metrics: output_metric_format goes through the extractor; handlers and tag
     load1.tags.some((t: any) => t.name === 'region' && t.value === 'eu'),
     'output_metric_tags, tokens substituted',
   );
-  const plain = await run(main, 'no-metrics', { command: 'echo x' });
+  // A check without output_metric_format: the handler it names gets its event, without metrics.
+  await run(main, 'no-metrics', { command: 'echo x', handlers: ['influx'] });
+  const plain = await waitFor(() => handledEvents().find((x) => x.check?.metadata?.name === 'no-metrics'), {
+    timeoutMs: 15000,
+    what: 'the event of no-metrics at the influx handler',
+  });
   assert.is(plain.metrics, undefined);
 });
 
 test('secrets of the request reach the command environment', async () => {
-  const e = await run(
-    main,
+  const e = await standInRun(
+    side,
     'secret',
     { command: 'echo "$DB_PASSWORD"' },
     { secrets: ['DB_PASSWORD=s3cret'] },
   );
   assert.is(e.check.output, 's3cret\n');
   assert.not.ok(
-    main.agent.proc.lines().some((l) => l.includes('s3cret')),
+    side.agent.proc.lines().some((l) => l.includes('s3cret')),
     'never logged',
   );
 });
 
 test('malformed requests are logged and ignored; the agent keeps running checks', async () => {
-  const from = main.agent.proc.lineCount;
+  const from = side.agent.proc.lineCount;
   const bad: unknown[] = [
     {},
     { config: {} },
@@ -317,16 +341,16 @@ test('malformed requests are logged and ignored; the agent keeps running checks'
     'text',
     null,
   ];
-  for (const b of bad) main.s.request(b);
-  main.s.raw('{not json');
-  main.s.raw(Buffer.from([0xff, 0xfe, 0x00]));
-  await main.agent.proc.waitForLine((l) => l.includes('ignoring malformed check request'), 5000, {
+  for (const b of bad) side.s.request(b);
+  side.s.raw('{not json');
+  side.s.raw(Buffer.from([0xff, 0xfe, 0x00]));
+  await side.agent.proc.waitForLine((l) => l.includes('ignoring malformed check request'), 5000, {
     fromLine: from,
   });
-  const after = await run(main, 'after-bad', { command: 'echo still here' });
+  const after = await standInRun(side, 'after-bad', { command: 'echo still here' });
   assert.is(after.check.output, 'still here\n');
-  assert.ok(main.agent.proc.running);
-  assert.not.ok(main.s.events.some((e) => e.check?.metadata?.name === 'x'));
+  assert.ok(side.agent.proc.running);
+  assert.not.ok(side.s.events.some((e) => e.check?.metadata?.name === 'x'));
 });
 
 test('assets: the check runs with the asset on PATH and $NAME_PATH; a bad checksum or a missing definition gives status 3', async () => {
@@ -343,25 +367,21 @@ test('assets: the check runs with the asset on PATH and $NAME_PATH; a bad checks
   });
   await new Promise<void>((r) => files!.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(files.address() as { port: number }).port}/hello.tar.gz`;
-  const asset = (sha512: string) => ({
-    metadata: { name: 'hello-asset', namespace: 'default' },
-    url,
-    sha512,
-  });
+  await put('assets', 'hello-asset', { url, sha512: sum });
   const ok = await run(
     main,
     'with-asset',
     { command: 'hello-tool {{ .labels.region }}; ls "$HELLO_ASSET_PATH"', runtime_assets: ['hello-asset'] },
-    { assets: [asset(sum)] },
     30000,
   );
   assert.is(ok.check.status, 0, ok.check.output);
   assert.is(ok.check.output, 'hello from the asset eu\nbin\n');
+  // The same archive under a checksum it does not have.
+  await put('assets', 'hello-asset-bad', { url, sha512: 'b'.repeat(128) });
   const bad = await run(
     main,
     'bad-asset',
-    { command: 'hello-tool', runtime_assets: ['hello-asset'] },
-    { assets: [{ ...asset('b'.repeat(128)), metadata: { name: 'hello-asset', namespace: 'other' } }] },
+    { command: 'hello-tool', runtime_assets: ['hello-asset-bad'] },
     30000,
   );
   assert.is(bad.check.status, 3);
@@ -369,8 +389,9 @@ test('assets: the check runs with the asset on PATH and $NAME_PATH; a bad checks
   const missing = await run(main, 'no-definition', { command: 'hello-tool', runtime_assets: ['nowhere'] });
   assert.is(missing.check.status, 3);
   assert.match(missing.check.output, /no definition of asset nowhere/);
-  const invalid = await run(
-    main,
+  // The API refuses to store an asset whose url is not a URL: this request comes from the stand-in.
+  const invalid = await standInRun(
+    side,
     'invalid-asset',
     { command: 'hello-tool', runtime_assets: ['x'] },
     { assets: [{ metadata: { name: 'x' }, url: 'not a url' }] },

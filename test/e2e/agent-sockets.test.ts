@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   freePort,

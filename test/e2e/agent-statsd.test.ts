@@ -1,6 +1,6 @@
 // suite-timeout: 180
 import { createSocket } from 'node:dgram';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { WebSocketServer } from 'ws';
 import { decodeFrame, encodeFrame, messageBytes } from '../../proto/frames.ts';

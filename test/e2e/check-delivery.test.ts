@@ -1,5 +1,5 @@
 // suite-timeout: 360
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from 'nats';
 import { subjects } from '../../proto/names.ts';

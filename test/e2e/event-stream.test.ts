@@ -1,6 +1,6 @@
 // suite-timeout: 240
 import http from 'node:http';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   adminAuth,

@@ -1,7 +1,7 @@
 // suite-timeout: 240
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   BACKEND_BIN,

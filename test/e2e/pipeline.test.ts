@@ -1,5 +1,5 @@
 // suite-timeout: 300
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:net';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';

@@ -1,5 +1,5 @@
 // suite-timeout: 240
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { adminAuth, getJson, loud, startBackend, type Backend } from '../harness/index.ts';
 import { basic, bearer } from '../harness/api.ts';

@@ -1,5 +1,5 @@
 // suite-timeout: 300
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection, type Subscription } from 'nats';
 import {
@@ -37,6 +37,11 @@ const eventOf = async (entity: string, check: string): Promise<Body | undefined>
   return r.status === 200 ? r.body : undefined;
 };
 const requestsFor = (check: string) => seen.filter((s) => s.req.config?.metadata?.name === check);
+/** Deletes a check; the API answers 204, else the test fails here rather than leaving it scheduled. */
+const deleteCheck = async (name: string) => {
+  const r = await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  assert.is(r.status, 204, `delete ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+};
 const createCheck = async (name: string, body: Body) =>
   created(
     await api('/namespaces/default/checks', 'POST', { metadata: { name, namespace: 'default' }, ...body }),
@@ -126,8 +131,7 @@ test('interval check: runs on every subscribed agent at the splay phase; update 
     });
   }
 
-  const del = await api(`/namespaces/default/checks/${name}`, 'DELETE');
-  assert.ok(del.status < 300, `delete: ${del.status}`);
+  await deleteCheck(name);
   await sleep(1500);
   const countAfterDelete = requestsFor(name).length;
   const historyAfterDelete = (await eventOf(web1, name))!.check.history.length;
@@ -200,7 +204,7 @@ test('a check inside a subdue window publishes nothing; outside it runs', async 
     timeoutMs: 10000,
     what: 'a request once the window has passed',
   });
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 });
 
 test('a cron expression the scheduler cannot run is refused by the API with a clear error', async () => {
@@ -233,7 +237,7 @@ test('round robin: each tick reaches one agent of the subscription', async () =>
     ((await eventOf(web1, name))?.check.history.length ?? 0) +
     ((await eventOf(web2, name))?.check.history.length ?? 0);
   assert.ok(runs >= 1 && runs <= ticks, `${runs} runs for ${ticks} ticks`);
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 });
 
 test('proxy requests: one request per matching entity, with proxy_entity_name', async () => {
@@ -266,7 +270,7 @@ test('proxy requests: one request per matching entity, with proxy_entity_name', 
     reqs.length >= 1 && reqs.every((r) => r.req.config.proxy_entity_name === proxy),
     'only the matching entity',
   );
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 
   // Ad hoc execution of a proxy check expands the same way.
   const once = fresh('ping-once');
@@ -309,7 +313,7 @@ test('a cron check is armed for the next whole minute', async () => {
   const at = record.timers.tick.at as number;
   assert.is(at % 60_000, 0, 'on a whole minute');
   assert.ok(at > Date.now() - 1000 && at <= Date.now() + 61_000, 'the next minute');
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 });
 
 test('after a backend restart the schedule carries on at the same phase', async () => {
@@ -327,7 +331,7 @@ test('after a backend restart the schedule carries on at the same phase', async 
   const issued = requestsFor(name).map((r) => r.req.issued as number);
   assert.is(new Set(issued).size, issued.length, `no tick twice: ${issued}`);
   for (const x of issued) assert.is((x - issued[0]!) % 2, 0, `same phase: ${issued}`);
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 });
 
 test('at start every check gets an armed schedule, even one whose schedule record was lost', async () => {
@@ -337,7 +341,15 @@ test('at start every check gets an armed schedule, even one whose schedule recor
   // Lose the record (the running owner's next write then fails its compare-and-set and finds
   // nothing to reload); after a restart only the start-up `ensure` can arm the check again.
   const kv = await nc.jetstream().views.kv(buckets.schedules);
-  for await (const key of await kv.keys()) if (key.endsWith(`.default.${name}`)) await kv.purge(key);
+  const purged: string[] = [];
+  for await (const key of await kv.keys()) {
+    if (!key.endsWith(`.default.${name}`)) continue;
+    await kv.purge(key);
+    purged.push(key);
+  }
+  assert.is(purged.length, 1, `the check's one schedule record is purged: ${purged}`);
+  const gone = await kv.get(purged[0]!);
+  assert.ok(!gone || gone.operation !== 'PUT', `no value left under ${purged[0]}`);
   await backend.stop();
   backend = await startBackend(backend.options);
   const restartedAt = Date.now();
@@ -346,7 +358,7 @@ test('at start every check gets an armed schedule, even one whose schedule recor
     intervalMs: 250,
     what: 'a tick after the restart without the record',
   });
-  await api(`/namespaces/default/checks/${name}`, 'DELETE');
+  await deleteCheck(name);
 });
 
 test.run();

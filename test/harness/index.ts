@@ -3,9 +3,10 @@
  * free loopback ports, plus small helpers. Import from tests as
  * `../harness/index.ts`.
  *
- * uvu pitfall: an error thrown in `test.before(...)` is swallowed silently by
+ * uvu pitfall: an error thrown in a `before` hook is swallowed silently by
  * uvu 0.5.6 (no message, exit code 0; the suite's tests just all count as not
- * passed). Wrap before hooks in `loud(...)` so the reason is printed.
+ * passed). Suites with before hooks take `test` from ./uvu.ts, which reports
+ * the error and fails every test of the suite with it (test/run.ts checks).
  */
 export * from './ports.ts';
 export * from './tmp.ts';
@@ -20,8 +21,10 @@ export * from './agent.ts';
 export * from './slapd.ts';
 
 /**
- * Wraps a hook so that an error it throws is printed to stderr before being
- * rethrown: `test.before(loud(async () => { ... }))`.
+ * Wraps a callback so that an error it throws is printed to stderr, as it
+ * happens, before being rethrown: `test('...', loud(async () => { ... }))`.
+ * Before hooks need it no more (./uvu.ts reports their errors); the older
+ * suites still wrap theirs, which then prints the error twice.
  */
 export function loud<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {

@@ -1,5 +1,5 @@
 // suite-timeout: 180
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startEtcd, startNats, waitFor } from '../harness/index.ts';
 import { startRuntimeNode, stopRuntimeNode, type RuntimeNode } from '../harness/runtime-node.ts';

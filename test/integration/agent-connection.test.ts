@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -14,9 +14,18 @@ import { loadAgentConfig } from '../../agent/config.ts';
 import { KeepaliveEvent } from '../../proto/schemas/event.ts';
 import { tempDir } from '../harness/tmp.ts';
 import { freePorts } from '../harness/ports.ts';
+import { startBackend, waitFor, type Backend } from '../harness/index.ts';
 
-// A backend peer made of a plain http server and a `ws` server, so each test decides exactly how the
-// "backend" behaves at the handshake and afterwards.
+// The agent's connection to its backends. Where a real backend can produce the case, the agent talks
+// to one (startBackend): moving on to the second URL when the first refuses connections, and a quiet
+// connection kept open by the backend's pongs.
+//
+// Every other test uses a backend peer made of a plain http server and a `ws` server (class Peer),
+// because a real backend cannot produce its case or does not show what it asserts: the exact
+// handshake headers the agent sends and the close codes it ends with; refusing a handshake with a
+// 401 or a 403 (with a body of the test's choosing) a given number of times and then accepting;
+// closing a socket on demand and counting the agent's keepalive sequence per connection; never
+// answering pings; answering with a Content-Type the agent cannot decode; sending malformed frames.
 
 const BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
 
@@ -110,6 +119,11 @@ async function refusedUrl(): Promise<string> {
   return `ws://127.0.0.1:${port}`;
 }
 
+/** The real backend of the tests that need no Peer. */
+let backend: Backend;
+/** The agent credential of the real backend, given after (so over) the Peer tests' own. */
+const REAL_BACKEND_USER = ['--namespace', 'default', '--user', 'agent', '--password', 'P@ssw0rd!'];
+
 const peers: Peer[] = [];
 const agents: Agent[] = [];
 const children: ChildProcess[] = [];
@@ -160,11 +174,24 @@ function agent(urls: string[], extra: string[] = [], random = () => 0.999) {
   return { agent: a, logs };
 }
 
+test.before(async () => {
+  backend = await startBackend({ name: 'agent-connection' });
+});
+
 test.after(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   await Promise.all(agents.map((a) => a.stop()));
   await Promise.all(peers.map((p) => p.close()));
+  await backend?.stop();
 });
+
+/** The keepalive event the real backend stores for the agent of these tests, once it has one. */
+const keepaliveStored = () =>
+  waitFor(
+    async () =>
+      (await backend.get('/api/core/v2/namespaces/default/events/test-agent/keepalive')).status === 200,
+    { timeoutMs: 15000, what: 'the keepalive of test-agent stored by the backend' },
+  );
 
 test('handshake headers, Basic auth, and a keepalive at once then every interval', async () => {
   const p = await peer();
@@ -283,15 +310,15 @@ test('a 429 with Retry-After holds the next attempt back that long, past --retry
 
 test('cycles to the second URL when the first refuses connections', async () => {
   const dead = await refusedUrl();
-  const p = await peer();
-  const { agent: a, logs } = agent([dead, p.url]); // random 0.999 keeps the given order
-  await until('keepalive on the second URL', () => p.keepalives(0)[0]);
+  // random 0.999 keeps the given order
+  const { agent: a, logs } = agent([dead, backend.agentUrl], REAL_BACKEND_USER);
+  await keepaliveStored(); // a keepalive through the second URL
   const failed = logs.find((l) => l.msg === 'backend connection failed');
   assert.ok(
     failed && failed.level === 'warn' && failed.url === dead && /ECONNREFUSED/.test(failed.reason),
     JSON.stringify(failed),
   );
-  assert.is(a.connection.url, p.url);
+  assert.is(a.connection.url, backend.agentUrl);
   await a.stop();
 });
 
@@ -308,9 +335,8 @@ test('a silent backend (no pongs) is dropped after the heartbeat timeout', async
 });
 
 test('pongs keep a quiet connection open', async () => {
-  const p = await peer();
-  const { agent: a } = agent(
-    [p.url],
+  const { agent: a, logs } = agent(
+    [backend.agentUrl],
     [
       '--backend-heartbeat-interval',
       '0.1',
@@ -318,11 +344,17 @@ test('pongs keep a quiet connection open', async () => {
       '0.4',
       '--keepalive-interval',
       '20',
+      ...REAL_BACKEND_USER,
     ],
   );
-  await until('connection', () => a.connected);
+  await until('connection', () => a.connected, 15000);
   await new Promise((r) => setTimeout(r, 1000));
-  assert.is(p.conns.length, 1);
+  // One connection all along: connected once, never dropped.
+  assert.is(logs.filter((l) => l.msg === 'connected to backend').length, 1);
+  assert.not.ok(
+    logs.some((l) => l.msg === 'disconnected' || l.msg === 'backend heartbeat timed out'),
+    JSON.stringify(logs.filter((l) => l.level !== 'debug')),
+  );
   assert.ok(a.connected);
   await a.stop();
 });

@@ -1,7 +1,7 @@
 // suite-timeout: 300
 import fs from 'node:fs';
 import path from 'node:path';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   getJson,

@@ -1,5 +1,5 @@
 // suite-timeout: 120
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import * as http from 'node:http';
 import * as fs from 'node:fs';

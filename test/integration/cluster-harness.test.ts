@@ -3,7 +3,7 @@
  * Self-test of the cluster harness: a three-node NATS JetStream cluster and a three-member etcd
  * cluster on free loopback ports form, survive the SIGKILL of one node, and take it back.
  */
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import { connect, type KV, type NatsConnection } from 'nats';

@@ -1,9 +1,13 @@
 /**
  * The backend stand-in of the agent checks suites (agent-checks.test.ts, agent-checks-options.test.ts):
  * a WebSocket server that sends check_request frames to a real agent, receives its events and
- * acknowledges them; and the agents connected to such stand-ins, stopped together in a suite's after
- * hook.
- */
+ * acknowledges them; and the agents connected to such stand-ins (or started some other way), stopped
+ * together in a suite's after hook.
+ *
+ * Those suites run their checks on a real backend (./backend.ts). The stand-in stays only for the
+ * requests a real backend never sends: the same request twice or an older one than the last,
+ * secrets (the backend has no secrets provider), malformed requests, and asset definitions the API
+ * refuses to store; each use says which at the top of its suite. */
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   CONTENT_PROTOBUF,
