@@ -1,6 +1,6 @@
 // suite-timeout: 240
 import { spawnSync } from 'node:child_process';
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   BACKEND_BIN,

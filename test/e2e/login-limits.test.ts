@@ -1,5 +1,5 @@
 // suite-timeout: 180
-import { test } from 'uvu';
+import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import {
