@@ -29,7 +29,7 @@ interface BackendAssetsOptions {
 export class BackendAssets {
   private readonly manager: AssetManager;
   private system: Entity['system'] | undefined;
-  /** Prepared environments by namespace and names, valid while the configuration is unchanged (each prepare builds a JS context for the filters). */
+  /** Prepared environments by namespace and names, valid while the configuration is unchanged (each prepare runs the asset filters). */
   private readonly prepared = new Map<string, { generation: number; env: Promise<Record<string, string>> }>();
 
   constructor(private readonly opts: BackendAssetsOptions) {

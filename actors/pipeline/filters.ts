@@ -1,4 +1,4 @@
-import { JsSandbox } from '../../lib/js-sandbox.ts';
+import { Sandbox, SandboxUnavailableError, type SandboxResult } from '../../lib/sandbox/index.ts';
 import type { Logger } from '../../lib/log.ts';
 import { parseTimeOfDay, WEEKDAYS } from '../../proto/time-of-day.ts';
 import type { Event } from '../../proto/schemas/event.ts';
@@ -14,8 +14,10 @@ type FilterDecision = { pass: boolean; reason?: string };
  * Applies one filter of a workflow (docs/compatibility.md#filters). `pass: false` drops the event. Built-ins:
  * is_incident (keeps incidents and resolutions), not_silenced, has_metrics. A resource filter
  * first checks its `when` windows (outside them, allow drops and deny passes), then its
- * expressions: allow passes when all are true, deny drops when any is; an expression that does not
- * compile, throws or runs out of time is logged and skipped.
+ * expressions (lib/sandbox): allow passes when all are true, deny drops when any is. An expression
+ * that does not compile, throws, runs out of time or memory, or answers a promise has failed: it is
+ * not true for an allow filter (the event is dropped) and not true for a deny filter (the event is not
+ * denied for it). Each failing expression is logged once per version of its filter.
  */
 export function applyFilter(
   ref: FilterRef,
@@ -37,33 +39,65 @@ export function applyFilter(
         ? { pass: false, reason: `${name}: outside its time windows` }
         : { pass: true };
   }
-  const prog = program(f, log);
-  const view = filterView(event, extras);
-  const results: boolean[] = [];
-  for (let i = 0; i < prog.ids.length; i++) {
-    const id = prog.ids[i];
-    if (id === undefined) continue;
-    const r = prog.sandbox.run(id, view, { mode: 'bool', now, timeoutMs: EXPRESSION_TIMEOUT_MS });
-    if (!r.ok) {
-      // The error only: the expression's input holds the event, never logged.
-      log.warn('filter expression failed; skipped', {
-        filter: name,
-        namespace: f.metadata.namespace,
-        expression: i,
-        error: r.error,
-      });
+  const prog = program(f);
+  const defined = prog.defs.flatMap((d) => (d.id === undefined ? [] : [d.id]));
+  const allow = f.action === 'allow';
+  // Allow stops at the first expression that is not true, deny at the first that is.
+  const decisive = (r: SandboxResult) => (allow ? !r.ok || r.value !== true : r.ok && r.value === true);
+  const compileFailure = prog.defs.findIndex((d) => d.id === undefined);
+  const runs =
+    allow && compileFailure >= 0
+      ? []
+      : prog.sandbox.runAll(defined, filterView(event, extras), {
+          mode: 'bool',
+          now,
+          timeoutMs: EXPRESSION_TIMEOUT_MS,
+          stopWhen: decisive,
+        });
+  let k = 0;
+  let failed: number | undefined;
+  let anyTrue = false;
+  let allTrue = true;
+  for (const [i, d] of prog.defs.entries()) {
+    if (d.id !== undefined && k >= runs.length) {
+      allTrue = false; // not evaluated: an earlier expression decided
       continue;
     }
-    results.push(r.value === true);
+    const r: SandboxResult = d.id === undefined ? { ok: false, error: d.error! } : runs[k++]!;
+    if (!r.ok) {
+      failed ??= i;
+      allTrue = false;
+      if (!prog.logged.has(i)) {
+        prog.logged.add(i);
+        // The error only: the expression's input holds the event, never logged.
+        log.warn('filter expression failed: not true for this filter (logged once per filter version)', {
+          filter: name,
+          namespace: f.metadata.namespace,
+          action: f.action,
+          expression: i,
+          error: r.error,
+        });
+      }
+      continue;
+    }
+    if (r.value === true) anyTrue = true;
+    else allTrue = false;
   }
-  if (f.action === 'allow') {
-    return results.every(Boolean)
-      ? { pass: true }
-      : { pass: false, reason: `${name}: an allow expression is false` };
+  if (prog.unavailable && programs.get(prog.key) === prog) {
+    programs.delete(prog.key);
+    prog.sandbox.dispose();
   }
-  return results.some(Boolean)
-    ? { pass: false, reason: `${name}: a deny expression is true` }
-    : { pass: true };
+  if (allow) {
+    if (allTrue) return { pass: true };
+    return {
+      pass: false,
+      reason:
+        failed !== undefined
+          ? `${name}: allow expression ${failed} failed`
+          : `${name}: an allow expression is false`,
+    };
+  }
+  return anyTrue ? { pass: false, reason: `${name}: a deny expression is true` } : { pass: true };
 }
 
 function builtin(name: 'is_incident' | 'not_silenced' | 'has_metrics', x: EventExtras): FilterDecision {
@@ -82,15 +116,22 @@ function builtin(name: 'is_incident' | 'not_silenced' | 'has_metrics', x: EventE
 }
 
 interface Program {
-  sandbox: JsSandbox;
-  ids: (number | undefined)[];
+  key: string;
+  sandbox: Sandbox;
+  /** Each expression's definition in the sandbox, or why it has none. */
+  defs: { id?: number; error?: string }[];
+  /** Expressions whose failure was logged. */
+  logged: Set<number>;
+  /** The sandbox was not loaded: the program is made again next time. */
+  unavailable: boolean;
 }
 
-// A context per filter (creating one per event is slow); keyed by the filter's identity and its
-// expressions, so an edited filter gets a fresh context and the old one ages out.
+// A sandbox per filter version (making one per event is slow), reused for every event: keyed by
+// the filter's identity and its expressions, so an edited filter gets a fresh one and the old one
+// ages out (and is freed).
 const programs = new Map<string, Program>();
 
-function program(f: EventFilterSpec, log: Logger): Program {
+function program(f: EventFilterSpec): Program {
   const key = JSON.stringify([f.metadata.namespace, f.metadata.name, f.expressions]);
   let p = programs.get(key);
   if (p) {
@@ -98,23 +139,23 @@ function program(f: EventFilterSpec, log: Logger): Program {
     programs.set(key, p);
     return p;
   }
-  const sandbox = new JsSandbox();
-  const ids = f.expressions.map((expr, i) => {
+  const sandbox = new Sandbox();
+  let unavailable = false;
+  const defs = f.expressions.map((expr) => {
     try {
-      return sandbox.define('expression', expr);
+      return { id: sandbox.define('expression', expr) };
     } catch (err) {
-      log.warn('filter expression does not compile; skipped', {
-        filter: f.metadata.name,
-        namespace: f.metadata.namespace,
-        expression: i,
-        error: (err as Error).message,
-      });
-      return undefined;
+      if (err instanceof SandboxUnavailableError) unavailable = true;
+      return { error: (err as Error).message };
     }
   });
-  p = { sandbox, ids };
+  p = { key, sandbox, defs, logged: new Set(), unavailable };
   programs.set(key, p);
-  if (programs.size > MAX_PROGRAMS) programs.delete(programs.keys().next().value!);
+  if (programs.size > MAX_PROGRAMS) {
+    const oldest = programs.keys().next().value!;
+    programs.get(oldest)?.sandbox.dispose();
+    programs.delete(oldest);
+  }
   return p;
 }
 

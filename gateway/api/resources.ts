@@ -1,7 +1,14 @@
 import type * as v from 'valibot';
-import { Asset } from '../../proto/schemas/resources/assets.ts';
-import { CheckConfig, HookConfig } from '../../proto/schemas/resources/checks.ts';
-import { EventFilter, Handler, Mutator, Pipeline } from '../../proto/schemas/resources/pipeline.ts';
+import { checkSyntax, SandboxUnavailableError } from '../../lib/sandbox/index.ts';
+import { assetSchema } from '../../proto/schemas/resources/assets.ts';
+import { checkConfigSchema, HookConfig } from '../../proto/schemas/resources/checks.ts';
+import type { JsSyntaxCheck } from '../../proto/schemas/resources/javascript.ts';
+import {
+  eventFilterSchema,
+  Handler,
+  mutatorSchema,
+  Pipeline,
+} from '../../proto/schemas/resources/pipeline.ts';
 import { Role, RoleBinding } from '../../proto/schemas/resources/rbac.ts';
 import { Silenced, silencedName } from '../../proto/schemas/resources/silenced.ts';
 import type { Subject } from '../auth/rbac.ts';
@@ -127,14 +134,29 @@ export function silencedExpire(expire: number | undefined, limits: SilencedExpir
   return e;
 }
 
+/**
+ * The syntax check of user JavaScript that the schemas of filters, mutators, checks and assets take
+ * (proto/schemas/resources/javascript.ts): QuickJS compiles without running, as the sandbox that will
+ * run it would (docs/architecture.md#user-javascript). The routes await sandboxReady() before they
+ * validate; a module lost in between is a 503.
+ */
+const jsSyntax: JsSyntaxCheck = (kind, source) => {
+  try {
+    return checkSyntax(kind, source, kind === 'script' ? 'entity' : 'event');
+  } catch (err) {
+    if (err instanceof SandboxUnavailableError) throw new ApiError('unavailable', err.message);
+    throw err;
+  }
+};
+
 /** Every configuration resource served by the generic routes. */
 export const CONFIG_RESOURCES: ConfigResource[] = [
-  plain('assets', 'Asset', Asset),
-  plain('checks', 'CheckConfig', CheckConfig),
-  plain('filters', 'EventFilter', EventFilter),
+  plain('assets', 'Asset', assetSchema(jsSyntax)),
+  plain('checks', 'CheckConfig', checkConfigSchema(jsSyntax)),
+  plain('filters', 'EventFilter', eventFilterSchema(jsSyntax)),
   plain('handlers', 'Handler', Handler),
   plain('hooks', 'HookConfig', HookConfig),
-  plain('mutators', 'Mutator', Mutator),
+  plain('mutators', 'Mutator', mutatorSchema(jsSyntax)),
   plain('pipelines', 'Pipeline', Pipeline),
   plain('roles', 'Role', Role),
   plain('rolebindings', 'RoleBinding', RoleBinding),

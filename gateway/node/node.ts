@@ -13,7 +13,7 @@ import { LoginLimits } from '../auth/login-limits.ts';
 import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
 import type { StoreAccess } from './store-access.ts';
-import { portsService, stateDirService } from './services/local.ts';
+import { portsService, sandboxService, stateDirService } from './services/local.ts';
 import { embeddedEtcdService, embeddedNatsService, type OnFatal } from './services/embedded.ts';
 import {
   bucketsService,
@@ -52,7 +52,7 @@ function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): Nod
 }
 
 /**
- * The services of one backend node in start order: the state dir and ports first, embedded etcd
+ * The services of one backend node in start order: the state dir, ports and the JavaScript sandbox first, embedded etcd
  * and NATS when no external ones are given, the clients and stores, membership, the actor host and
  * shard ownership, the schedules, the agent listener, what the API needs besides, and the API last.
  */
@@ -153,6 +153,7 @@ function nodeServices(
   const services: Service[] = [
     stateDirService(cfg, log),
     portsService(cfg),
+    sandboxService(),
     ...(embeddedEtcd ? [embeddedEtcd] : []),
     ...(embeddedNats ? [embeddedNats] : []),
     etcd,

@@ -1,53 +1,71 @@
-// Asset filters are JavaScript expressions over `entity` (e.g. `entity.system.os == 'linux'`).
-// They come from the backend, so they run in a fresh V8 context that holds nothing but a frozen copy
-// of the entity, created inside that context: objects made in our realm would hand out our
-// `Function` constructor (and through it `process`) via `entity.constructor.constructor`.
-import * as vm from 'node:vm';
+// Asset filters are JavaScript over `entity` (e.g. `entity.system.os == 'linux'`) that must give
+// `true`. They come from the backend and run in the sandbox (lib/sandbox): QuickJS with its own
+// memory, stack and time limits, the entity going in as frozen JSON data. A filter that does not
+// compile, throws, runs out of time or memory, or answers a promise does not match: the asset (or
+// that build) is not installed.
+import { Sandbox, sandboxReady, SandboxUnavailableError } from '../sandbox/index.ts';
 import type { Logger } from '../log.ts';
 
 const TIMEOUT_MS = 100;
+/** Sources kept compiled; past this the sandbox starts afresh. */
+const MAX_SOURCES = 256;
 
-const SETUP = `(() => {
-  const freeze = (o) => { if (o && typeof o === 'object') { Object.values(o).forEach(freeze); Object.freeze(o); } return o; };
-  Object.defineProperty(globalThis, 'entity', { value: freeze(JSON.parse(globalThis.__entity)), writable: false, configurable: false, enumerable: true });
-  delete globalThis.__entity;
-})()`;
+/** The asset filters of one asset manager: one sandbox, each source compiled once. */
+export class AssetFilters {
+  private sandbox: Sandbox | undefined;
+  private readonly defined = new Map<string, { id?: number; error?: string }>();
 
-export class FilterContext {
-  private readonly ctx: vm.Context;
+  constructor(private readonly log: Logger) {}
 
-  constructor(
-    entity: unknown,
-    private readonly log: Logger,
-  ) {
-    this.ctx = vm.createContext(
-      { __entity: JSON.stringify(entity ?? null) },
-      {
-        codeGeneration: { strings: false, wasm: false },
-        microtaskMode: 'afterEvaluate',
-      },
-    );
-    vm.runInContext(SETUP, this.ctx, { timeout: TIMEOUT_MS });
+  /** Loads the sandbox when any of these assets has filters (an agent without them never does). */
+  async ready(filters: Iterable<readonly string[] | null | undefined>): Promise<void> {
+    for (const f of filters) if (f && f.length > 0) return sandboxReady();
   }
 
-  /** True when every expression evaluates to `true`; an expression that throws or times out does not match. */
-  all(filters: readonly string[] | null | undefined, what: string): boolean {
-    for (const f of filters ?? []) {
-      if (!this.one(f, what)) return false;
+  /** True when every filter gives `true` for `entity`; none given is true. */
+  all(filters: readonly string[] | null | undefined, entity: unknown, what: string): boolean {
+    if (!filters || filters.length === 0) return true;
+    const ids: number[] = [];
+    for (const f of filters) {
+      const d = this.define(f);
+      if (d.id === undefined) return this.failed(what, f, d.error!);
+      ids.push(d.id);
     }
-    return true;
+    const runs = this.sandbox!.runAll(ids, entity ?? null, {
+      mode: 'true',
+      timeoutMs: TIMEOUT_MS,
+      stopWhen: (r) => !r.ok || r.value !== true,
+    });
+    const last = runs[runs.length - 1]!;
+    if (!last.ok) return this.failed(what, filters[runs.length - 1]!, last.error);
+    return runs.length === ids.length && last.value === true;
   }
 
-  private one(expr: string, what: string): boolean {
+  /** Frees the sandbox. */
+  dispose(): void {
+    this.sandbox?.dispose();
+    this.sandbox = undefined;
+    this.defined.clear();
+  }
+
+  private define(source: string): { id?: number; error?: string } {
+    let d = this.defined.get(source);
+    if (d) return d;
+    if (this.defined.size >= MAX_SOURCES) this.dispose();
+    this.sandbox ??= new Sandbox({ input: 'entity' });
     try {
-      return vm.runInContext(expr, this.ctx, { timeout: TIMEOUT_MS, displayErrors: false }) === true;
+      d = { id: this.sandbox.define('script', source) };
     } catch (err) {
-      this.log.warn('asset filter failed; treated as not matching', {
-        asset: what,
-        filter: expr,
-        error: String((err as Error)?.message ?? err),
-      });
-      return false;
+      // Not loaded: answered now, tried again next time.
+      if (err instanceof SandboxUnavailableError) return { error: err.message };
+      d = { error: (err as Error).message };
     }
+    this.defined.set(source, d);
+    return d;
+  }
+
+  private failed(what: string, filter: string, error: string): false {
+    this.log.warn('asset filter failed; treated as not matching', { asset: what, filter, error });
+    return false;
   }
 }

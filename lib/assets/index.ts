@@ -11,7 +11,7 @@ import type { Asset as AssetSchema } from '../../proto/schemas/resources/assets.
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Logger } from '../log.ts';
 import { AssetError } from './errors.ts';
-import { FilterContext } from './filters.ts';
+import { AssetFilters } from './filters.ts';
 import { TokenBucket } from './rate-limit.ts';
 import { download } from './fetch.ts';
 import { sniff, unpack } from './tar.ts';
@@ -58,10 +58,12 @@ export class AssetManager {
   private readonly inflight = new Map<string, Promise<string>>();
   private ca: Promise<string | undefined> | undefined;
   private sweeping: Promise<void> | undefined;
+  private readonly filters: AssetFilters;
 
   constructor(private readonly opts: AssetManagerOptions) {
     this.root = path.join(opts.cacheDir, 'assets');
     this.bucket = new TokenBucket(opts.rateLimit, opts.burstLimit);
+    this.filters = new AssetFilters(opts.log);
   }
 
   async prepare(assets: Asset[], entity: Entity): Promise<AssetEnv> {
@@ -73,10 +75,10 @@ export class AssetManager {
         `assets are disabled on this agent (--disable-assets); the check needs: ${names.join(', ')}`,
       );
     }
-    const filters = new FilterContext(entity, this.opts.log);
+    await this.filters.ready(assets.flatMap((a) => [a.filters, ...(a.builds ?? []).map((b) => b.filters)]));
     const chosen: Array<{ name: string; build: Build }> = [];
     for (const [i, a] of assets.entries()) {
-      const build = this.select(a, names[i]!, filters);
+      const build = this.select(a, names[i]!, entity);
       if (build) chosen.push({ name: names[i]!, build });
     }
     // Fetch in parallel; the rate limiter orders the requests.
@@ -92,13 +94,14 @@ export class AssetManager {
   }
 
   /** The build to use on this entity, or undefined when the asset's filters exclude it. */
-  private select(a: Asset, name: string, filters: FilterContext): Build | undefined {
-    if (!filters.all(a.filters, name)) {
+  private select(a: Asset, name: string, entity: Entity): Build | undefined {
+    const filters = this.filters;
+    if (!filters.all(a.filters, entity, name)) {
       this.opts.log.debug('asset filtered out for this entity', { asset: name });
       return undefined;
     }
     if (a.builds && a.builds.length > 0) {
-      const b = a.builds.find((b) => filters.all(b.filters, name));
+      const b = a.builds.find((b) => filters.all(b.filters, entity, name));
       if (!b) {
         this.opts.log.debug('no build of the asset matches this entity', { asset: name });
         return undefined;

@@ -344,4 +344,81 @@ test('PATCH that makes a resource invalid is 400 and changes nothing', async () 
   assert.is(removed.body.subscriptions, undefined);
 });
 
+test('user JavaScript that does not compile is 400 naming the field; code that compiles is stored, never run', async () => {
+  // Regression (issue 13): these were stored (201) and failed at every evaluation.
+  const sha512 = 'a'.repeat(128);
+  const cases: Array<{ plural: string; body: Body; field: RegExp; fix: Body }> = [
+    {
+      plural: 'filters',
+      body: { action: 'allow', expressions: ['event.check.status == 2', 'event.('] },
+      field: /^invalid filter: expressions\.1: expression does not compile: SyntaxError/,
+      fix: { action: 'allow', expressions: ['event.check.status == 2', '(function () { for (;;) {} })()'] },
+    },
+    {
+      plural: 'mutators',
+      body: { type: 'javascript', eval: 'return (' },
+      field: /^invalid mutator: eval: function body does not compile: SyntaxError/,
+      fix: { type: 'javascript', eval: 'while (true) {}' },
+    },
+    {
+      plural: 'checks',
+      body: {
+        command: 'true',
+        interval: 60,
+        proxy_requests: { entity_attributes: ["entity.entity_class == 'proxy'", 'entity.labels.('] },
+      },
+      field: /^invalid check: proxy_requests\.entity_attributes\.1: script does not compile: SyntaxError/,
+      fix: {
+        command: 'true',
+        interval: 60,
+        proxy_requests: { entity_attributes: ["Promise.reject(new Error('x')), true"] },
+      },
+    },
+    {
+      plural: 'assets',
+      body: { url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ["entity.system.os == 'linux' &&"] },
+      field: /^invalid asset: filters\.0: script does not compile: SyntaxError/,
+      fix: { url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['Promise.reject(1)'] },
+    },
+    {
+      plural: 'assets',
+      body: { builds: [{ url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['}'] }] },
+      field: /^invalid asset: builds\.0\.filters\.0: script does not compile: SyntaxError/,
+      fix: { builds: [{ url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['true'] }] },
+    },
+  ];
+  for (const c of cases) {
+    const name = fresh(`js-${c.plural}`);
+    const url = `/namespaces/default/${c.plural}/${name}`;
+    const bad = await api(url, 'PUT', { metadata: { name }, ...c.body });
+    isError(bad, 400, `PUT ${c.plural} with a syntax error`);
+    assert.match(bad.body.message, c.field, bad.body.message);
+    isError(
+      await api(`/namespaces/default/${c.plural}`, 'POST', { metadata: { name }, ...c.body }),
+      400,
+      'POST',
+    );
+    isError(await api(url), 404, 'nothing was stored');
+    // Code that compiles is stored as it is, never run by the check (an endless loop is fine here).
+    created(await api(url, 'PUT', { metadata: { name }, ...c.fix }), `PUT ${c.plural} that compiles`);
+    // PATCH back to the syntax error: 400, and the stored resource is unchanged.
+    const patched = await api(url, 'PATCH', c.body);
+    isError(patched, 400, `PATCH ${c.plural} with a syntax error`);
+    assert.match(patched.body.message, c.field, patched.body.message);
+    const got = await api(url);
+    for (const [k, v] of Object.entries(c.fix)) assert.equal(got.body[k], v, `${c.plural}.${k} unchanged`);
+  }
+  // A pipe mutator's eval is not JavaScript: not checked.
+  created(
+    await api(`/namespaces/default/mutators/${fresh('pipe-eval')}`, 'PUT', {
+      type: 'pipe',
+      command: 'cat',
+      eval: 'not ( javascript',
+    }),
+    'a pipe mutator with an eval',
+  );
+  const health = await backend.health();
+  assert.is(health.status, 200);
+});
+
 test.run();

@@ -447,6 +447,39 @@ test('builds: the first build whose filters all match is used; top-level filters
   assert.equal(env2.path.length, 1);
 });
 
+test('asset filters that reject a promise, leave async work, bomb memory or never end install nothing; the process goes on', async () => {
+  // Regression (issue 13): under node:vm `Promise.reject(1)` reached the process's unhandled
+  // rejection handler, which ends the agent.
+  const cache = path.join(work, 'cache-evil');
+  let rejections = 0;
+  const onRejection = () => rejections++;
+  process.on('unhandledRejection', onRejection);
+  try {
+    for (const f of [
+      'Promise.reject(1)',
+      '(async () => { throw 1 })()',
+      `/"/.test('') || (async () => { throw 1 })() || /"/`,
+      '(async () => { await 0; for (;;) {} })(), true',
+      '(() => { let a = []; for (;;) a.push(new Uint8Array(1e8).fill(1)); })()',
+      '(() => { let a = []; for (;;) a.push(new Uint8Array(1e6).fill(1)); })()',
+      '(() => { for (;;) {} })()',
+      'entity.(',
+    ]) {
+      const evil = { ...asset('evil', 'good.tar.gz'), filters: [f] } as Asset;
+      const env = await manager(cache).prepare([evil], entity);
+      assert.equal(env.env, {}, `not installed: ${f}`);
+      await new Promise((r) => setTimeout(r, 20)); // an unhandled rejection would show by now
+      assert.is(rejections, 0, `no unhandled rejection: ${f}`);
+    }
+  } finally {
+    process.off('unhandledRejection', onRejection);
+  }
+  assert.not.ok(fs.existsSync(path.join(cache, 'assets', sha(files.get('/good.tar.gz')!))));
+  assert.ok(logLines.some((l) => l.includes('asset filter failed') && l.includes('Promise')));
+  const fine = { ...asset('fine', 'good.tar.gz'), filters: ["entity.system.os == 'linux'"] } as Asset;
+  assert.ok((await manager(cache).prepare([fine], entity)).env.FINE_PATH);
+});
+
 test('disabled assets: any asset requested fails with a message saying so; none requested is fine', async () => {
   const cache = path.join(work, 'cache-disabled');
   const m = manager(cache, { disabled: true });

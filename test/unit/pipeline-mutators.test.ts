@@ -67,9 +67,16 @@ test('javascript: other return types, throws and syntax errors are clear errors'
     ['return true', /returned a boolean/],
     ["throw new Error('nope')", /Error: nope/],
     ['return event.missing.field', /TypeError/],
-    ['return (', /does not compile/],
-    ['await 1', /await is not available/],
-    ["return event.constructor.constructor('return process')()", /Code generation from strings disallowed/],
+    ['return (', /does not compile: SyntaxError/],
+    ['await 1', /does not compile: SyntaxError/],
+    ["return event.constructor.constructor('return process')()", /code generation from strings is disabled/],
+    ["return (async () => 'x')()", /returned a Promise/],
+    ["(async () => { await 0; for (;;) {} })(); return 'x'", /asynchronous code is not supported/],
+    [
+      'return new Uint8Array(1e6).fill(1) && (() => { const a = []; for (;;) a.push(new Uint8Array(1e6).fill(1)); })()',
+      /out of memory/,
+    ],
+    ['return (function f() { return f() })()', /stack overflow/],
   ] as const) {
     try {
       await text(js(src, undefined, 'bad'));
@@ -88,13 +95,13 @@ test('javascript: endless loops end at the time limit (default and mutator timeo
     await text(js('while (true) {}'));
     assert.unreachable();
   } catch (err) {
-    assert.match((err as Error).message, new RegExp(`timed out after ${DEFAULT_JS_MUTATOR_TIMEOUT_MS}ms`));
+    assert.match((err as Error).message, new RegExp(`timed out after ${DEFAULT_JS_MUTATOR_TIMEOUT_MS} ms`));
   }
   try {
     await text(js('for (;;) {}', 1));
     assert.unreachable();
   } catch (err) {
-    assert.match((err as Error).message, /timed out after 1000ms/);
+    assert.match((err as Error).message, /timed out after 1000 ms/);
   }
   console.log(`two endless mutators took ${Date.now() - t0} ms`);
   assert.is(await text(js("return 'still working'")), 'still working');

@@ -1,7 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../../lib/log.ts';
+import { sandboxReady } from '../../lib/sandbox/index.ts';
 import { matchEntities } from '../../actors/schedule/proxy.ts';
+
+// Filters and proxy matching call the sandbox synchronously: its module loads first, as at a node's start.
+await sandboxReady();
 
 const lines: string[] = [];
 const log = createLogger('warn', {}, (l) => lines.push(l));
@@ -53,6 +57,34 @@ test('errors, bad syntax, endless loops and escape attempts match nothing and ne
     lines.some((l) => l.includes('timed out')),
     'the endless loop is logged',
   );
+});
+
+test('promises, pending jobs, memory bombs: no match, nothing reaches the process; a time-out ends the matching', async () => {
+  lines.length = 0;
+  let rejections = 0;
+  const onRejection = () => rejections++;
+  process.on('unhandledRejection', onRejection);
+  try {
+    for (const e of [
+      "Promise.reject(new Error('x')), true",
+      '(async () => { throw 1 })()',
+      '(async () => { await 0; for (;;) {} })(), true',
+      '(() => { let a = []; for (;;) a.push(new Uint8Array(1e6).fill(1)); })()',
+    ])
+      assert.equal(matchEntities([e], entities(), log), [], e);
+    await new Promise((r) => setTimeout(r, 20));
+  } finally {
+    process.off('unhandledRejection', onRejection);
+  }
+  assert.is(rejections, 0);
+  // One time-out, not one per entity: the matching of this fire ends there.
+  const many = Array.from({ length: 50 }, (_, i) => ({ metadata: { name: `e${i}` } }));
+  const t0 = Date.now();
+  assert.equal(matchEntities(["entity.metadata.name == 'e0' || (() => { for (;;) {} })()"], many, log), []);
+  assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
+  assert.ok(lines.some((l) => l.includes('timed out')));
+  // An expression that throws for some entities still matches the others.
+  assert.equal(matchEntities(['entity.metadata.labels.kind == "router"'], entities(), log), ['router-1']);
 });
 
 test.run();

@@ -1,10 +1,12 @@
-import { JsSandbox } from '../../../lib/js-sandbox.ts';
+import { Sandbox, sandboxReady } from '../../../lib/sandbox/index.ts';
 import type { Event } from '../../../proto/schemas/event.ts';
 import type { ExecContext, MutatorRef, MutatorSpec } from '../types.ts';
 import { pipeMutate } from './pipe.ts';
 
 /** The time limit of a javascript mutator without a `timeout`. */
 export const DEFAULT_JS_MUTATOR_TIMEOUT_MS = 500;
+/** The most a javascript mutator gets, whatever its `timeout`: the evaluation holds this node's event loop. */
+const MAX_JS_MUTATOR_TIMEOUT_MS = 5000;
 const MAX_PROGRAMS = 64;
 
 /**
@@ -32,12 +34,15 @@ export async function mutate(
 }
 
 interface Program {
-  sandbox: JsSandbox;
+  sandbox: Sandbox;
   id: number;
 }
 const programs = new Map<string, Program>();
 
-/** A context per mutator and source, reused across events (each run parses its own copy of the event). */
+/**
+ * A sandbox per mutator and source (lib/sandbox), reused across events (each run parses its own copy
+ * of the event). A source that does not compile throws each time it is used.
+ */
 function program(spec: MutatorSpec): Program {
   const name = spec.metadata.name ?? '(unnamed)';
   const key = JSON.stringify([spec.metadata.namespace, name, spec.eval]);
@@ -47,24 +52,33 @@ function program(spec: MutatorSpec): Program {
     programs.set(key, p);
     return p;
   }
-  const sandbox = new JsSandbox();
+  const sandbox = new Sandbox();
   let id: number;
   try {
     id = sandbox.define('body', spec.eval ?? '');
   } catch (err) {
+    sandbox.dispose();
     throw new Error(`mutator ${name}: ${(err as Error).message}`);
   }
   p = { sandbox, id };
   programs.set(key, p);
-  if (programs.size > MAX_PROGRAMS) programs.delete(programs.keys().next().value!);
+  if (programs.size > MAX_PROGRAMS) {
+    const oldest = programs.keys().next().value!;
+    programs.get(oldest)?.sandbox.dispose();
+    programs.delete(oldest);
+  }
   return p;
 }
 
-function javascriptMutate(spec: MutatorSpec, event: Event): Buffer {
+async function javascriptMutate(spec: MutatorSpec, event: Event): Promise<Buffer> {
   const name = spec.metadata.name ?? '(unnamed)';
   if (!spec.eval) throw new Error(`mutator ${name}: a javascript mutator needs eval`);
+  await sandboxReady();
   const p = program(spec);
-  const timeoutMs = spec.timeout ? spec.timeout * 1000 : DEFAULT_JS_MUTATOR_TIMEOUT_MS;
+  const timeoutMs = Math.min(
+    spec.timeout ? spec.timeout * 1000 : DEFAULT_JS_MUTATOR_TIMEOUT_MS,
+    MAX_JS_MUTATOR_TIMEOUT_MS,
+  );
   // The event is not frozen here: each run gets its own parsed copy, and mutators commonly edit it.
   const r = p.sandbox.run(p.id, event, { mode: 'value', timeoutMs, freeze: false });
   if (!r.ok) throw new Error(`mutator ${name} failed: ${r.error}`);

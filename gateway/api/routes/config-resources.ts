@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { ConfigConflictError, type ConfigEntry } from '../../../actors/config/store.ts';
 import { configKeys, etcdKeys } from '../../../proto/names.ts';
 import { mergePatch } from '../../../proto/merge-patch.ts';
+import { sandboxReady } from '../../../lib/sandbox/index.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
@@ -86,6 +87,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
       name: resolvedName,
     });
     if (ns !== undefined) requireNamespace(svc, ns);
+    await sandboxReady(); // the schemas of resources holding JavaScript compile it (resources.ts)
     const value = validate(def.schema, body, singular(def.plural)) as Body;
     const stored = storedForm(c, value);
     const finalName = def.nameOf(stored) ?? resolvedName;
@@ -128,6 +130,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     if (!current) throw new ApiError('not_found', 'resource not found');
     checkPreconditions(c, current.value);
     const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
+    await sandboxReady();
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
     const stored = storedForm(c, value);
     try {

@@ -1,6 +1,7 @@
 import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { checkPortsFree, claimStateDir } from '../../../lib/embedded/index.ts';
+import { sandboxReady } from '../../../lib/sandbox/index.ts';
 import { service, type Service } from '../service.ts';
 
 /** The state dir is this node's alone while it runs; released last, after the embedded children. */
@@ -23,4 +24,13 @@ export function portsService(cfg: BackendConfig): Service {
       { host: cfg['agent-host'], port: cfg['agent-port'], flag: 'agent-port' },
     ]),
   );
+}
+
+/**
+ * The JavaScript sandbox's WebAssembly module (lib/sandbox) is loaded before anything evaluates user
+ * JavaScript: event filters, mutators and proxy entity_attributes call it synchronously, and the API
+ * checks the syntax of what it stores with it.
+ */
+export function sandboxService(): Service {
+  return service('JavaScript sandbox', () => sandboxReady());
 }

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { parseCron } from '../../cron.ts';
 import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
 import { HOOK_TYPE } from '../check-request.ts';
+import { jsSources, type JsSyntaxCheck } from './javascript.ts';
 
 export const HookList = v.object({
   type: v.pipe(
@@ -19,11 +20,12 @@ const Subdue = v.object({
   repeat: v.optional(v.nullable(Strings)),
 });
 
-const ProxyRequests = v.object({
-  entity_attributes: OptStrings,
-  splay: v.optional(v.boolean()),
-  splay_coverage: v.optional(v.pipe(UInt, v.maxValue(100, 'splay_coverage is a percentage'))),
-});
+const proxyRequests = (js?: JsSyntaxCheck) =>
+  v.object({
+    entity_attributes: jsSources('script', js),
+    splay: v.optional(v.boolean()),
+    splay_coverage: v.optional(v.pipe(UInt, v.maxValue(100, 'splay_coverage is a percentage'))),
+  });
 
 const MetricThreshold = v.object({
   name: v.string(),
@@ -43,70 +45,74 @@ export const METRIC_FORMATS = [
 ] as const;
 export type MetricFormat = (typeof METRIC_FORMATS)[number];
 
-/** core/v2 CheckConfig. */
-export const CheckConfig = v.pipe(
-  v.object({
-    metadata: Meta,
-    command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
-    handlers: OptStrings,
-    interval: OptUInt,
-    cron: v.optional(
-      v.pipe(
-        v.string(),
-        v.rawCheck(({ dataset, addIssue }) => {
-          if (!dataset.typed || dataset.value === '') return;
-          try {
-            parseCron(dataset.value);
-          } catch (err) {
-            addIssue({ message: `cron "${dataset.value}": ${(err as Error).message}` });
-          }
-        }),
+/** core/v2 CheckConfig; with `js`, proxy_requests.entity_attributes must compile (./javascript.ts). */
+export const checkConfigSchema = (js?: JsSyntaxCheck) =>
+  v.pipe(
+    v.object({
+      metadata: Meta,
+      command: v.pipe(v.string('command must be set'), v.minLength(1, 'command must be set')),
+      handlers: OptStrings,
+      interval: OptUInt,
+      cron: v.optional(
+        v.pipe(
+          v.string(),
+          v.rawCheck(({ dataset, addIssue }) => {
+            if (!dataset.typed || dataset.value === '') return;
+            try {
+              parseCron(dataset.value);
+            } catch (err) {
+              addIssue({ message: `cron "${dataset.value}": ${(err as Error).message}` });
+            }
+          }),
+        ),
       ),
-    ),
-    publish: v.optional(v.boolean()),
-    runtime_assets: OptStrings,
-    subscriptions: OptStrings,
-    proxy_entity_name: v.optional(v.string()),
-    check_hooks: v.optional(v.nullable(v.array(HookList))),
-    stdin: v.optional(v.boolean()),
-    subdue: v.optional(v.nullable(v.object({ days: v.optional(v.record(v.string(), v.array(TimeWindow))) }))),
-    subdues: v.optional(v.nullable(v.array(Subdue))),
-    ttl: v.optional(v.number()),
-    timeout: OptUInt,
-    proxy_requests: v.optional(v.nullable(ProxyRequests)),
-    round_robin: v.optional(v.boolean()),
-    output_metric_format: v.optional(
-      v.union(
-        [v.literal(''), v.picklist(METRIC_FORMATS)],
-        `output_metric_format is one of ${METRIC_FORMATS.join(', ')}`,
+      publish: v.optional(v.boolean()),
+      runtime_assets: OptStrings,
+      subscriptions: OptStrings,
+      proxy_entity_name: v.optional(v.string()),
+      check_hooks: v.optional(v.nullable(v.array(HookList))),
+      stdin: v.optional(v.boolean()),
+      subdue: v.optional(
+        v.nullable(v.object({ days: v.optional(v.record(v.string(), v.array(TimeWindow))) })),
       ),
+      subdues: v.optional(v.nullable(v.array(Subdue))),
+      ttl: v.optional(v.number()),
+      timeout: OptUInt,
+      proxy_requests: v.optional(v.nullable(proxyRequests(js))),
+      round_robin: v.optional(v.boolean()),
+      output_metric_format: v.optional(
+        v.union(
+          [v.literal(''), v.picklist(METRIC_FORMATS)],
+          `output_metric_format is one of ${METRIC_FORMATS.join(', ')}`,
+        ),
+      ),
+      output_metric_handlers: OptStrings,
+      output_metric_tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
+      output_metric_thresholds: v.optional(v.nullable(v.array(MetricThreshold))),
+      env_vars: EnvVars,
+      max_output_size: OptUInt,
+      discard_output: v.optional(v.boolean()),
+      secrets: Secrets,
+      low_flap_threshold: OptUInt,
+      high_flap_threshold: OptUInt,
+      pipelines: v.optional(v.nullable(v.array(ResourceRef))),
+      scheduler: v.optional(v.string()),
+    }),
+    v.check((c) => !(c.cron && c.interval), 'a check has either an interval or a cron schedule, not both'),
+    v.check(
+      (c) => c.publish === false || !!c.cron || (c.interval ?? 0) > 0,
+      'interval or cron must be set for a published check',
     ),
-    output_metric_handlers: OptStrings,
-    output_metric_tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
-    output_metric_thresholds: v.optional(v.nullable(v.array(MetricThreshold))),
-    env_vars: EnvVars,
-    max_output_size: OptUInt,
-    discard_output: v.optional(v.boolean()),
-    secrets: Secrets,
-    low_flap_threshold: OptUInt,
-    high_flap_threshold: OptUInt,
-    pipelines: v.optional(v.nullable(v.array(ResourceRef))),
-    scheduler: v.optional(v.string()),
-  }),
-  v.check((c) => !(c.cron && c.interval), 'a check has either an interval or a cron schedule, not both'),
-  v.check(
-    (c) => c.publish === false || !!c.cron || (c.interval ?? 0) > 0,
-    'interval or cron must be set for a published check',
-  ),
-  v.check(
-    (c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval,
-    'ttl must be greater than the interval',
-  ),
-  v.check(
-    (c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold,
-    'low_flap_threshold must be lower than high_flap_threshold',
-  ),
-);
+    v.check(
+      (c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval,
+      'ttl must be greater than the interval',
+    ),
+    v.check(
+      (c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold,
+      'low_flap_threshold must be lower than high_flap_threshold',
+    ),
+  );
+export const CheckConfig = checkConfigSchema();
 
 /** core/v2 HookConfig. */
 export const HookConfig = v.object({

@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { Name } from '../common.ts';
 import { parseTimeOfDay, WEEKDAYS } from '../../time-of-day.ts';
-import { Meta, OptStrings, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
+import { Meta, OptStrings, EnvVars, Secrets, ResourceRef, UInt } from './meta.ts';
+import { jsSource, jsSyntaxIssue, type JsSyntaxCheck } from './javascript.ts';
 
 const HANDLER_TYPES = ['pipe', 'tcp', 'udp', 'set'] as const;
 
@@ -51,32 +52,50 @@ const WindowDays = v.pipe(
   ),
 );
 
-/** core/v2 EventFilter. */
-export const EventFilter = v.object({
-  metadata: Meta,
-  action: v.picklist(['allow', 'deny'], 'action is allow or deny'),
-  expressions: v.pipe(Strings, v.minLength(1, 'a filter needs at least one expression')),
-  when: v.optional(v.nullable(v.object({ days: v.optional(WindowDays) }))),
-  runtime_assets: OptStrings,
-});
+/** core/v2 EventFilter; with `js`, its expressions must compile (./javascript.ts). */
+export const eventFilterSchema = (js?: JsSyntaxCheck) =>
+  v.object({
+    metadata: Meta,
+    action: v.picklist(['allow', 'deny'], 'action is allow or deny'),
+    expressions: v.pipe(
+      v.array(jsSource('expression', js)),
+      v.minLength(1, 'a filter needs at least one expression'),
+    ),
+    when: v.optional(v.nullable(v.object({ days: v.optional(WindowDays) }))),
+    runtime_assets: OptStrings,
+  });
+export const EventFilter = eventFilterSchema();
 
 const MUTATOR_TYPES = ['pipe', 'javascript'] as const;
 
-/** core/v2 Mutator. */
-export const Mutator = v.pipe(
-  v.object({
-    metadata: Meta,
-    type: v.optional(v.picklist(MUTATOR_TYPES, 'mutator type is pipe or javascript'), 'pipe'),
-    command: v.optional(v.string()),
-    eval: v.optional(v.string()),
-    timeout: v.optional(UInt),
-    env_vars: EnvVars,
-    runtime_assets: OptStrings,
-    secrets: Secrets,
-  }),
-  v.check((m) => m.type !== 'pipe' || !!m.command, 'a pipe mutator needs a command'),
-  v.check((m) => m.type !== 'javascript' || !!m.eval, 'a javascript mutator needs eval'),
-);
+/** core/v2 Mutator; with `js`, a javascript mutator's eval must compile (./javascript.ts). */
+export const mutatorSchema = (js?: JsSyntaxCheck) =>
+  v.pipe(
+    v.object({
+      metadata: Meta,
+      type: v.optional(v.picklist(MUTATOR_TYPES, 'mutator type is pipe or javascript'), 'pipe'),
+      command: v.optional(v.string()),
+      eval: v.optional(v.string()),
+      timeout: v.optional(UInt),
+      env_vars: EnvVars,
+      runtime_assets: OptStrings,
+      secrets: Secrets,
+    }),
+    v.check((m) => m.type !== 'pipe' || !!m.command, 'a pipe mutator needs a command'),
+    v.check((m) => m.type !== 'javascript' || !!m.eval, 'a javascript mutator needs eval'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const m = dataset.value;
+      if (m.type !== 'javascript' || !m.eval) return;
+      const message = jsSyntaxIssue(js, 'body', m.eval);
+      if (message)
+        addIssue({
+          message,
+          path: [{ type: 'object', origin: 'value', input: m, key: 'eval', value: m.eval }],
+        });
+    }),
+  );
+export const Mutator = mutatorSchema();
 
 const Workflow = v.object({
   name: Name,
