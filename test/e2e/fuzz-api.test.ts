@@ -15,6 +15,7 @@ import { fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
 
 const BODY_RUNS = 3_000;
 const QUERY_RUNS = 2_000;
+const PATCH_RUNS = 1_000;
 
 let backend: Backend;
 const api = coreApi(() => backend);
@@ -201,6 +202,42 @@ test(`list query strings: ${QUERY_RUNS.toLocaleString('en')} lists with arbitrar
       },
     ),
     QUERY_RUNS,
+  );
+  assert.is((await backend.health()).status, 200, 'the backend still serves');
+});
+
+const PATCHED = KINDS.filter((k) => !['events'].includes(k.plural));
+
+test(`PATCH: ${PATCH_RUNS.toLocaleString('en')} merge patches of stored resources are accepted or a 4xx {message, code} that leaves the resource unchanged`, async () => {
+  // Each kind's valid resource is stored first (PUT), so every PATCH has something to change.
+  for (const k of PATCHED) {
+    const r = await api(k.put, 'PUT', k.valid);
+    assert.ok(r.status >= 200 && r.status < 300, `PUT ${k.put}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  const patch = (k: (typeof KINDS)[number]) =>
+    fc.oneof(
+      { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+      { weight: 2, arbitrary: jsonValue().map((x) => JSON.stringify(x) ?? 'null') },
+      { weight: 4, arbitrary: mutated(k.valid).map((x) => JSON.stringify(x) ?? 'null') },
+    );
+  await fuzz(
+    'REST PATCH bodies',
+    fc.asyncProperty(
+      fc.constantFrom(...PATCHED).chain((k) => fc.tuple(fc.constant(k), patch(k))),
+      async ([k, body]) => {
+        const before = await api(k.put);
+        const r = await api(k.put, 'PATCH', body, { 'Content-Type': 'application/merge-patch+json' });
+        if (!answered(r, `PATCH ${k.put} ${body.slice(0, 300)}`)) {
+          const after = await api(k.put);
+          assert.equal(
+            after.body,
+            before.body,
+            `PATCH ${k.put} ${body.slice(0, 300)}: refused, the resource is unchanged`,
+          );
+        }
+      },
+    ),
+    PATCH_RUNS,
   );
   assert.is((await backend.health()).status, 200, 'the backend still serves');
 });
