@@ -6,9 +6,11 @@
 // Only data crosses: the input goes in as JSON text, and a tagged string comes out. Any error,
 // time-out or exhaustion is a result for that evaluation, never an exception of this process; after
 // a time-out, memory exhaustion or a pending promise job the runtime is thrown away and made anew.
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
-import { engine, poison, sandboxReady, withMemoryBudget, type Engine } from './engine.ts';
-import { MODE, prelude } from './prelude.ts';
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core';
+import { engine, poison, sandboxReady, withMemoryBudget } from './engine.ts';
+import { MODE } from './prelude.ts';
+
+import { ModuleFailure, OUT_OF_MEMORY, disposeVm, errorText, isExhaustion, newVm, type Vm } from './vm.ts';
 
 export { sandboxReady };
 
@@ -97,99 +99,6 @@ export class SandboxUnavailableError extends Error {
     super('the JavaScript sandbox is not loaded yet');
   }
 }
-
-interface Vm {
-  generation: number;
-  rt: QuickJSRuntime;
-  ctx: QuickJSContext;
-  run: QuickJSHandle;
-  define: QuickJSHandle;
-  script: QuickJSHandle;
-  /** The context's id of each definition of the sandbox; -1 when it failed in this context. */
-  ids: number[];
-}
-
-/** A host-level failure of a QuickJS call: the module is dropped, nothing of it is touched again. */
-class ModuleFailure extends Error {}
-
-/** Runtime, context and prelude in a module; a host-level failure poisons the module. */
-function newVm(
-  e: Engine,
-  limits: { memory: number; stack: number },
-  input: string,
-  interrupt: () => boolean,
-): Vm {
-  let rt: QuickJSRuntime | undefined;
-  try {
-    rt = e.module.newRuntime();
-    rt.setMemoryLimit(limits.memory);
-    rt.setMaxStackSize(limits.stack);
-    rt.setInterruptHandler(interrupt);
-    const ctx = rt.newContext();
-    const r = ctx.evalCode(prelude(input), 'sandbox-prelude.js', { type: 'global', strict: true });
-    if (r.error) {
-      const msg = errorText(ctx, r.error);
-      r.error.dispose();
-      ctx.dispose();
-      rt.dispose();
-      throw new Error(`the sandbox prelude failed: ${msg}`);
-    }
-    const fns = r.value;
-    const vm: Vm = {
-      generation: e.generation,
-      rt,
-      ctx,
-      run: ctx.getProp(fns, 'run'),
-      define: ctx.getProp(fns, 'define'),
-      script: ctx.getProp(fns, 'script'),
-      ids: [],
-    };
-    fns.dispose();
-    return vm;
-  } catch (err) {
-    if (err instanceof Error && err.message.startsWith('the sandbox prelude failed')) throw err;
-    poison(e.generation);
-    throw new ModuleFailure(`sandbox failure: ${(err as Error)?.message ?? String(err)}`);
-  }
-}
-
-/** Frees a context and its runtime; a failure there poisons the module. */
-function disposeVm(vm: Vm): void {
-  try {
-    vm.run.dispose();
-    vm.define.dispose();
-    vm.script.dispose();
-    vm.ctx.dispose();
-    vm.rt.dispose();
-  } catch {
-    poison(vm.generation);
-  }
-}
-
-/**
- * The message of an error QuickJS returned (a QuickJS error object: the wrapper of `run` catches
- * what user code throws, so what escapes is QuickJS's own: interrupted, out of memory). Reads plain
- * properties only.
- */
-function errorText(ctx: QuickJSContext, err: QuickJSHandle): string {
-  if (ctx.typeof(err) !== 'object') return 'thrown: ' + String(ctx.typeof(err));
-  const read = (k: string) => {
-    const h = ctx.getProp(err, k);
-    try {
-      return ctx.typeof(h) === 'string' ? ctx.getString(h) : undefined;
-    } finally {
-      h.dispose();
-    }
-  };
-  const name = read('name') ?? 'Error';
-  const message = read('message') ?? '';
-  const at = /user\.js:(\d+)(?::(\d+))?/.exec(read('stack') ?? '');
-  const where = at ? ` (line ${Math.max(1, Number(at[1]) - 1)}${at[2] ? `, column ${at[2]}` : ''})` : '';
-  return `${name}: ${message}${where}`;
-}
-
-const OUT_OF_MEMORY = 'InternalError: out of memory';
-const isExhaustion = (msg: string) => /out of memory|stack overflow/.test(msg);
 
 /**
  * A QuickJS runtime and context with user code defined in it. `define` compiles; `run` and
