@@ -9,10 +9,15 @@ import { Event } from '../../proto/schemas/event.ts';
 import { ApiEvent, SocketEvent } from '../../proto/schemas/agent-input.ts';
 import { Namespace, User, ApiKey } from '../../proto/schemas/resources/users.ts';
 import { fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
+import { sandboxReady } from '../../lib/sandbox/index.ts';
 
 // Fuzzing the valibot schema of every resource kind in-process (issue 13): 10,000 cases each, half
 // arbitrary JSON values, half mutations of a valid body. A schema answers with a validation result,
 // never an exception; a result it accepts is an object.
+
+// The schemas of assets, checks, filters and mutators compile their JavaScript in the sandbox, which each
+// program loads as it starts.
+await sandboxReady();
 
 const RUNS = 10_000;
 const meta = (name: string) => ({ name, namespace: 'default', labels: { a: 'b' }, annotations: { c: 'd' } });
