@@ -5,7 +5,7 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { getJson, loud, startAgent, startBackend, type AgentProc, type Backend } from '../harness/index.ts';
-import { fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
+import { fuzz, jsonValue, mutated, statsdLine } from '../harness/fuzz.ts';
 
 // Fuzzing a real agent's local inputs (issue 13, docs/compatibility.md#agent-local-inputs): POST
 // /events bodies, TCP and UDP socket payloads and StatsD datagrams. Every input gets its documented
@@ -129,37 +129,6 @@ test(`agent UDP socket: ${UDP_RUNS.toLocaleString('en')} datagrams leave the age
   );
   await stillAnswers('after the UDP datagrams');
 });
-
-const statsdLine = fc.oneof(
-  fc.string({ maxLength: 40 }),
-  fc
-    .array(
-      fc.oneof(
-        fc.constantFrom(
-          ':',
-          '|',
-          '@',
-          '#',
-          ',',
-          'c',
-          'g',
-          'ms',
-          'h',
-          's',
-          '+',
-          '-',
-          '0.5',
-          '1',
-          '1e308',
-          'NaN',
-          'fz.metric',
-        ),
-        fc.string({ maxLength: 4 }),
-      ),
-      { maxLength: 10 },
-    )
-    .map((p) => p.join('')),
-);
 
 test(`agent StatsD: ${STATSD_RUNS.toLocaleString('en')} datagrams of arbitrary lines leave the agent answering`, async () => {
   await fuzz(

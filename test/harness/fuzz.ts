@@ -64,3 +64,51 @@ export function mutated(base: unknown): fc.Arbitrary<unknown> {
       return copy;
     });
 }
+
+/** StatsD lines: arbitrary text, lines built from the format's tokens, and well-formed lines with odd values. */
+export const statsdLine: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(
+          ':',
+          '|',
+          '@',
+          '#',
+          ',',
+          'c',
+          'g',
+          'ms',
+          'h',
+          's',
+          '+',
+          '-',
+          '.',
+          'e',
+          '0.5',
+          '1',
+          '1e308',
+          'NaN',
+          'Infinity',
+          'a:b',
+          'fz.metric',
+        ),
+        fc.string({ maxLength: 4 }),
+      ),
+      { maxLength: 12 },
+    )
+    .map((p) => p.join('')),
+  fc
+    .tuple(
+      fc.string({ maxLength: 10 }),
+      fc.double(),
+      fc.constantFrom('c', 'g', 'ms', 'h', 's', 'x'),
+      fc.option(fc.double()),
+      fc.option(fc.string({ maxLength: 10 })),
+    )
+    .map(
+      ([n, x, t, r, tags]) =>
+        `${n}:${x}|${t}${r === null ? '' : `|@${r}`}${tags === null ? '' : `|#${tags}`}`,
+    ),
+);

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { parseApiEvent } from '../../agent/api/server.ts';
 import { parsePayload } from '../../agent/sockets/payload.ts';
 import { parseStatsdLine, StatsdLine } from '../../proto/schemas/statsd.ts';
-import { fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
+import { fuzz, jsonValue, mutated, statsdLine } from '../harness/fuzz.ts';
 
 // Fuzzing the parsers of the agent's local inputs in-process (issue 13): POST /events bodies, TCP/UDP
 // socket payloads and StatsD lines, 10,000 cases each. Each gives its documented result: an event or
@@ -60,51 +60,6 @@ test(`agent sockets: ${RUNS.toLocaleString('en')} payloads are a ping, an event,
     RUNS,
   );
 });
-
-const statsdLine = fc.oneof(
-  fc.string({ maxLength: 60 }),
-  fc
-    .array(
-      fc.oneof(
-        fc.constantFrom(
-          ':',
-          '|',
-          '@',
-          '#',
-          ',',
-          'c',
-          'g',
-          'ms',
-          'h',
-          's',
-          '+',
-          '-',
-          '.',
-          'e',
-          '0.5',
-          '1',
-          'NaN',
-          'Infinity',
-          'a:b',
-        ),
-        fc.string({ maxLength: 4 }),
-      ),
-      { maxLength: 12 },
-    )
-    .map((p) => p.join('')),
-  fc
-    .tuple(
-      fc.string({ maxLength: 10 }),
-      fc.double(),
-      fc.constantFrom('c', 'g', 'ms', 'h', 's', 'x'),
-      fc.option(fc.double()),
-      fc.option(fc.string({ maxLength: 10 })),
-    )
-    .map(
-      ([n, x, t, r, tags]) =>
-        `${n}:${x}|${t}${r === null ? '' : `|@${r}`}${tags === null ? '' : `|#${tags}`}`,
-    ),
-);
 
 test(`StatsD: ${RUNS.toLocaleString('en')} lines give a metric or the reason they are refused`, async () => {
   await fuzz(
