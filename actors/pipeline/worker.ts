@@ -252,6 +252,12 @@ export class PipelineWorker {
       m.nak(DEFAULTS.failedDelayMs);
       return;
     }
+    if (this.abort.signal.aborted) {
+      // Cut short by stop(): its handlers were killed, not failed. Back to the queue at once for
+      // another node (at least once); the start stays counted, as for a crash.
+      m.nak();
+      return;
+    }
     this.stats.jobs++;
     this.stats.filtered += report.filtered;
     this.stats.mutatorErrors += report.errors.length;
@@ -304,7 +310,10 @@ export class PipelineWorker {
     });
   }
 
-  /** Stops taking jobs; running ones are abandoned (JetStream redelivers them) after a short grace. */
+  /**
+   * Stops taking jobs. Running ones get a short grace to finish; then their handlers are killed and
+   * the jobs are handed back (nak), so another node runs them at once instead of after the ack wait.
+   */
   async stop(graceMs = 2000): Promise<void> {
     this.stopped = true;
     this.batch?.stop();

@@ -80,6 +80,39 @@ test('with no failure a job is handled exactly once', async () => {
   assert.is(marks('start').length, 1);
 });
 
+test('orderly stop (SIGTERM) of the node running a handler: the job is handed back and the other node runs it', async () => {
+  const before = new Set(readdirSync(dir));
+  const r = await call(backends.get('pf-1')!, '/namespaces/default/events', 'POST', {
+    entity: { metadata: { name: 'stopped' } },
+    check: { metadata: { name: 'c' }, status: 2, output: 'stopped', handlers: ['slow'] },
+  });
+  assert.is(r.status, 201);
+  const mark = await waitFor(() => readdirSync(dir).find((f) => f.startsWith('start.') && !before.has(f)), {
+    timeoutMs: 20000,
+    what: 'the handler started',
+  });
+  const victim = mark.split('.')[1]!;
+  const old = backends.get(victim)!;
+  // The stop's grace (2 s) is shorter than the handler (4 s): the handler is killed, not finished.
+  await old.stop();
+  try {
+    const survivor = [...backends.keys()].find((n) => n !== victim)!;
+    const done = await waitFor(
+      () => marks('done').find((m) => m.node === survivor && m.body.includes('"stopped"')),
+      // A job acked at the stop would never come back; one handed back runs within seconds.
+      { timeoutMs: 12000, what: `the job handed back and run by ${survivor}` },
+    );
+    assert.is(JSON.parse(done.body).check.output, 'stopped');
+    assert.not.ok(
+      marks('done').some((m) => m.node === victim && m.body.includes('"stopped"')),
+      'the stopped node did not finish it',
+    );
+  } finally {
+    // The next test kills one of two running nodes.
+    backends.set(victim, await startBackend(old.options));
+  }
+});
+
 test('SIGKILL of the node running a handler: the other node runs the job', async () => {
   const before = new Set(readdirSync(dir));
   const r = await call(backends.get('pf-2')!, '/namespaces/default/events', 'POST', {
