@@ -550,7 +550,6 @@ test('filters: memory bombs neither bloat nor freeze the backend', async () => {
   await sleep(1000);
   await backendAlive('after the memory bombs');
   const grown = backendPeakRssMiB() - peak0;
-  console.log(`memory bombs: the backend's peak RSS grew ${grown.toFixed(0)} MiB`);
   assert.ok(grown < 200, `the backend's peak RSS grew by ${grown.toFixed(0)} MiB`);
   for (const k of Object.keys(attacks))
     assert.is(mine(dirs[`allow-${k}`]!), 0, `bomb-allow-${k} let an event through`);

@@ -104,7 +104,6 @@ test('syntax errors: define throws naming the line; checkSyntax compiles without
 });
 
 test('endless loops end at the deadline, catch or no catch, and the sandbox goes on', () => {
-  const t0 = Date.now();
   assert.match(errorOf(evalValue('while (true) {}')), /timed out after 100 ms/);
   assert.match(errorOf(evalValue('for (;;) { try { for (;;) {} } catch (e) {} }')), /timed out/);
   assert.match(
@@ -113,8 +112,6 @@ test('endless loops end at the deadline, catch or no catch, and the sandbox goes
   );
   assert.match(errorOf(evalValue('throw { get message() { while (true) {} } }')), /timed out/);
   assert.match(errorOf(evalValue('/(a*)*b/.test("a".repeat(40)); return "x"')), /timed out/);
-  const took = Date.now() - t0;
-  assert.ok(took < 2000, `five endless evaluations took ${took} ms`);
   assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true });
   assert.equal(evalValue('return "x"', input, 1000), { ok: true, value: 'x' });
 });
@@ -136,9 +133,6 @@ test('memory bombs (typed arrays, strings, objects, arrays) end in "out of memor
     assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true }, `after ${bomb}`);
   }
   const grown = rssMiB() - rss0;
-  console.log(
-    `seven memory bombs: RSS grew ${grown.toFixed(0)} MiB, module memory ${engineStats().memoryBytes >> 20} MiB`,
-  );
   assert.ok(grown < MODULE_MEMORY.maximumBytes / 1048576 + 64, `RSS grew ${grown} MiB`);
 });
 
@@ -302,14 +296,16 @@ test('separate sandboxes are separate; runAll parses once and stops where told',
   assert.match(errorOf(other.run(ids[0]!, {}, { mode: 'bool' })), /no such definition/);
 });
 
-test('a reused context is fast', () => {
+// How fast a reused context is: bench/sandbox.ts.
+test('a reused context answers each run from its own input', () => {
   const id = sb.define('expression', "event.check.status != 0 && event.entity.metadata.name == 'e1'");
-  const n = 5000;
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) sb.run(id, input, { mode: 'bool' });
-  const rate = n / (Number(process.hrtime.bigint() - t0) / 1e9);
-  console.log(`sandbox: ${Math.round(rate)} evaluations/s in one context`);
-  assert.ok(rate > 1000, `${rate}/s`);
+  for (let i = 0; i < 2000; i++) {
+    const status = i % 3;
+    assert.equal(sb.run(id, { ...input, check: { ...input.check, status } }, { mode: 'bool' }), {
+      ok: true,
+      value: status !== 0,
+    });
+  }
 });
 
 test.run();
