@@ -2,10 +2,12 @@
  * Events through the pipeline on one backend (external etcd + nats-server, log level warn): events
  * are POSTed through the REST API (each 201 means stored and queued) as fast as 32 keep-alive
  * connections go for BENCH_PIPELINE_SECONDS, with one handler on their check:
- *   tcp   a `tcp` handler writing to a sink in this process (goal >= 2,000 handled/s)
- *   pipe  a `pipe` handler (a process per event writing the payload to a file) fed a burst of
- *         BENCH_PIPELINE_PIPE_EVENTS (3,000); the file is read as it grows
- * The tcp handler also drains BENCH_PIPELINE_QUEUED (30,000) jobs put on the queue directly: the
+ *   tcp     a `tcp` handler writing to a sink in this process (goal >= 2,000 handled/s)
+ *   tcp-js  the same with a JavaScript filter and a JavaScript mutator on the handler, so every
+ *           job runs the sandbox twice (same goal)
+ *   pipe    a `pipe` handler (a process per event writing the payload to a file) fed a burst of
+ *           BENCH_PIPELINE_PIPE_EVENTS (3,000); the file is read as it grows
+ * The tcp handlers also drain BENCH_PIPELINE_QUEUED (30,000) jobs put on the queue directly: the
  * node's handling rate without ingestion sharing its thread.
  * Each kind runs twice: unpaced, for handled per second (first to last handled event, so a backlog
  * counts), then paced (tcp at the 2,000/s goal, pipe at half its maximum) for the stored-to-handled
@@ -29,18 +31,20 @@ export interface PipelineConfig {
   profile: boolean;
   seconds: number;
   connections: number;
-  kinds: Array<'tcp' | 'pipe'>;
+  kinds: Kind[];
   entities: number;
   pipeEvents: number;
 }
 
 const GOAL_TCP = 2000;
+const KINDS = ['tcp', 'tcp-js', 'pipe'] as const;
+type Kind = (typeof KINDS)[number];
 
 export function pipelineConfig(args: string[] = []): PipelineConfig {
   const seconds = Number(process.env.BENCH_PIPELINE_SECONDS ?? 20);
-  const kinds = (process.env.BENCH_PIPELINE_KINDS ?? 'tcp,pipe')
+  const kinds = (process.env.BENCH_PIPELINE_KINDS ?? KINDS.join(','))
     .split(',')
-    .filter((k): k is 'tcp' | 'pipe' => k === 'tcp' || k === 'pipe');
+    .filter((k): k is Kind => (KINDS as readonly string[]).includes(k));
   return {
     queued: Number(process.env.BENCH_PIPELINE_QUEUED ?? 30000),
     profile: args.includes('--profile'),
@@ -214,16 +218,17 @@ export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
     };
     const lines: string[] = [];
     const summary: string[] = [];
-    const put = async (name: string, body: object) => {
-      const r = await backend.get(`/api/core/v2/namespaces/default/handlers/${name}`, {
+    const put = async (kind: 'handlers' | 'filters' | 'mutators', name: string, body: object) => {
+      const r = await backend.get(`/api/core/v2/namespaces/default/${kind}/${name}`, {
         method: 'PUT',
         headers: adminAuth,
         body: { metadata: { name, namespace: 'default' }, ...body },
       });
-      if (r.status >= 300) throw new Error(`handler ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status >= 300) throw new Error(`${kind} ${name}: ${r.status} ${JSON.stringify(r.body)}`);
     };
 
-    if (cfg.kinds.includes('tcp')) {
+    const tcpKinds = cfg.kinds.filter((k) => k !== 'pipe');
+    if (tcpKinds.length > 0) {
       const sink = createServer((s) => {
         const chunks: Buffer[] = [];
         s.on('data', (d) => chunks.push(d));
@@ -237,32 +242,52 @@ export async function runPipeline(cfg: PipelineConfig): Promise<BenchResult> {
       cleanup.add('sink', async () => {
         sink.close();
       });
-      const port = (sink.address() as { port: number }).port;
-      await put('bench-tcp', { type: 'tcp', socket: { host: '127.0.0.1', port } });
-      const prof = cfg.profile ? await startProfile(backend, ctl, 'backend-pipeline-tcp') : undefined;
-      const max = await drive(backend, cfg, 'bench-tcp', seen, () => {});
-      const profFile = await prof?.stop();
-      lines.push(
-        `tcp handler, POSTs as fast as they go: ${int(max.posted)} events stored (${int(max.posted / cfg.seconds)}/s), ${int(max.handled)} handled, ${fix(max.perSecond, 0)} handled/s while storing them; backlog drained ${fix(max.drainSeconds)} s after the last POST  (goal >= ${int(GOAL_TCP)}/s)`,
-      );
-      if (profFile) lines.push('backend profile over the unpaced tcp run:', ...profileLines(profFile, 25));
-      const paced = await drive(backend, cfg, 'bench-tcp', seen, () => {}, { rate: GOAL_TCP });
-      lines.push(
-        `tcp handler at ${int(GOAL_TCP)} events/s: ${int(paced.handled)} handled, stored→handled p50 ${ms(paced.p50)} p99 ${ms(paced.p99)}`,
-      );
-      const alone = await drainQueued(infra.nats.url, cfg.queued, 'bench-tcp', seen);
-      lines.push(
-        `tcp handler, ${int(cfg.queued)} jobs already queued (the node only handles): ${fix(alone, 0)} handled/s`,
-      );
-      summary.push(
-        `pipeline tcp: ${int(max.perSecond)} handled/s while storing them, ${int(alone)}/s from a filled queue; p99 ${ms(paced.p99)} at ${int(GOAL_TCP)}/s${Math.max(max.perSecond, alone) >= GOAL_TCP ? '' : ` (goal >= ${int(GOAL_TCP)}/s NOT met)`}`,
-      );
+      const socket = { host: '127.0.0.1', port: (sink.address() as { port: number }).port };
+      // tcp-js: the sandbox on every job, one JavaScript filter and one JavaScript mutator (issue 13).
+      await put('filters', 'bench-js', {
+        action: 'allow',
+        expressions: ["event.check.status >= 0 && event.entity.metadata.name != ''"],
+      });
+      await put('mutators', 'bench-js', {
+        type: 'javascript',
+        eval: 'return JSON.stringify({ output: event.check.output, status: event.check.status, entity: event.entity.metadata.name })',
+      });
+      await put('handlers', 'bench-tcp', { type: 'tcp', socket });
+      await put('handlers', 'bench-tcp-js', {
+        type: 'tcp',
+        socket,
+        filters: ['bench-js'],
+        mutator: 'bench-js',
+      });
+      for (const kind of tcpKinds) {
+        const handler = `bench-${kind}`;
+        const what = kind === 'tcp' ? 'tcp handler' : 'tcp handler, JS filter + JS mutator';
+        const prof = cfg.profile ? await startProfile(backend, ctl, `backend-pipeline-${kind}`) : undefined;
+        const max = await drive(backend, cfg, handler, seen, () => {});
+        const profFile = await prof?.stop();
+        lines.push(
+          `${what}, POSTs as fast as they go: ${int(max.posted)} events stored (${int(max.posted / cfg.seconds)}/s), ${int(max.handled)} handled, ${fix(max.perSecond, 0)} handled/s while storing them; backlog drained ${fix(max.drainSeconds)} s after the last POST  (goal >= ${int(GOAL_TCP)}/s)`,
+        );
+        if (profFile)
+          lines.push(`backend profile over the unpaced ${kind} run:`, ...profileLines(profFile, 25));
+        const paced = await drive(backend, cfg, handler, seen, () => {}, { rate: GOAL_TCP });
+        lines.push(
+          `${what} at ${int(GOAL_TCP)} events/s: ${int(paced.handled)} handled, stored→handled p50 ${ms(paced.p50)} p99 ${ms(paced.p99)}`,
+        );
+        const alone = await drainQueued(infra.nats.url, cfg.queued, handler, seen);
+        lines.push(
+          `${what}, ${int(cfg.queued)} jobs already queued (the node only handles): ${fix(alone, 0)} handled/s`,
+        );
+        summary.push(
+          `pipeline ${kind}: ${int(max.perSecond)} handled/s while storing them, ${int(alone)}/s from a filled queue; p99 ${ms(paced.p99)} at ${int(GOAL_TCP)}/s${Math.max(max.perSecond, alone) >= GOAL_TCP ? '' : ` (goal >= ${int(GOAL_TCP)}/s NOT met)`}`,
+        );
+      }
     }
     if (cfg.kinds.includes('pipe')) {
       // A file per event (concurrent appends to one file would interleave); the handler writes to a
       // temporary name and renames, so a file seen is complete.
       const dir = tempDir('bench-pipeline');
-      await put('bench-pipe', {
+      await put('handlers', 'bench-pipe', {
         type: 'pipe',
         command: `f=$(mktemp -p ${dir} .part.XXXXXX) && cat > "$f" && mv "$f" "$f.done"`,
       });
