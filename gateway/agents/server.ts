@@ -69,6 +69,8 @@ export class AgentGateway {
     noServer: true,
     maxPayload: MAX_FRAME_BYTES,
     perMessageDeflate: false,
+    // The session checks text frames itself, so the 1007 close names its reason (ws closes with none).
+    skipUTF8Validation: true,
   });
   private readonly sessions = new Set<AgentSession>();
   private readonly passwords = new VerifiedCache();

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { WebSocket } from 'ws';
 import * as v from 'valibot';
 import {
@@ -120,8 +121,12 @@ export class AgentSession {
     }));
   }
 
-  private onMessage(data: Buffer, _isBinary: boolean): void {
+  private onMessage(data: Buffer, isBinary: boolean): void {
     this.lastActivity = Date.now();
+    if (!isBinary && !isUtf8(data)) {
+      this.reject('a text frame that is not valid UTF-8');
+      return;
+    }
     let type: string, body: unknown;
     try {
       const frame = decodeFrame(data);

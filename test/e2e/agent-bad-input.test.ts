@@ -123,6 +123,19 @@ test('a garbage frame closes the session with 1007 and a reason', async () => {
   await stillHealthy();
 });
 
+test('a text frame of invalid UTF-8 closes the session with 1007 and a reason', async () => {
+  const { ws } = await connect(goodHeaders('garbage-utf8'));
+  const c = closed(ws!);
+  // A lone continuation byte in the payload of an otherwise well-formed keepalive frame.
+  ws!.send(Buffer.concat([Buffer.from('keepalive\n{"x":"'), Buffer.from([0x80]), Buffer.from('"}')]), {
+    binary: false,
+  });
+  const { code, reason } = await c;
+  assert.is(code, 1007);
+  assert.match(reason, /UTF-8/);
+  await stillHealthy();
+});
+
 test('an unknown frame type and a non-JSON payload close with 1007', async () => {
   for (const data of [
     frame('launch_missiles', {}),
