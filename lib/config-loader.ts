@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { parse as parseYaml } from 'yaml';
 import { describeIssues } from '../proto/schemas/common.ts';
 import { ConfigError, type FlagSpec } from '../proto/flags.ts';
+import { parseYamlFile } from './yaml-file.ts';
 
 // Program configuration from four sources, in order of precedence: command-line flag > environment
 // variable > YAML config file > default. Flags are declared once; the merged raw values are then
@@ -153,7 +153,7 @@ export function mergeSources(o: LoadOptions): Record<string, unknown> {
   if (existsSync(file)) {
     let doc: unknown;
     try {
-      doc = parseYaml(readFileSync(file, 'utf8'));
+      doc = parseYamlFile(readFileSync(file, 'utf8'));
     } catch (e) {
       throw new ConfigError(`config file ${file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
     }

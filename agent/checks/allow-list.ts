@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, extname, isAbsolute, join } from 'node:path';
 import * as v from 'valibot';
-import { parse as parseYaml } from 'yaml';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { AllowList, type AllowListEntry } from '../../proto/schemas/check-request.ts';
+import { parseYamlFile } from '../../lib/yaml-file.ts';
 
 // The agent allow list (docs/compatibility.md#allow-list): an operator's list of the only commands checks
 // and hooks may run on this host, so a compromised backend cannot run arbitrary commands.
@@ -28,7 +28,7 @@ export function loadAllowList(file: string): AllowListEntry[] {
   }
   let doc: unknown;
   try {
-    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+    doc = extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYamlFile(text);
   } catch (e) {
     throw new AllowListError(
       `allow list ${file} is not valid ${extname(file).toLowerCase() === '.json' ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`,
