@@ -76,7 +76,7 @@ export const actorHeaders = {
   type: 'Monitor-Msg-Type',
 } as const;
 
-/** JetStream KV buckets, one per kind of durable actor state plus the event store. */
+/** JetStream KV buckets: one per kind of durable actor state, the event store, and services' own. */
 export const buckets = {
   entities: 'monitor_entities',
   events: 'monitor_events',
@@ -84,6 +84,8 @@ export const buckets = {
   schedules: 'monitor_schedules',
   /** Starts of redelivered pipeline jobs, by stream sequence (actors/pipeline/attempts.ts). */
   pipelineAttempts: 'monitor_pipeline_attempts',
+  /** Failed logins of every node, by user name or address digest (gateway/auth/login-store.ts). */
+  loginFailures: 'monitor_login_failures',
 } as const;
 
 /** Key of an actor's own record: the shard leads so a new owner can load a shard with one filter. */

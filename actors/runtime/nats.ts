@@ -2,11 +2,13 @@ import {
   connect,
   credsAuthenticator,
   DiscardPolicy,
+  nanos,
   RetentionPolicy,
   StorageType,
   type Consumer,
   type ConsumerConfig,
   type JetStreamClient,
+  type KV,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
@@ -258,7 +260,12 @@ export class NatsAdapter {
     await this.js.publish(subject, data, { msgID: msgId });
   }
 
-  /** `ttlMs`: entries (delete markers included) are dropped this long after their last write. */
+  /**
+   * `ttlMs`: entries (delete markers included) are dropped this long after their last write. A bucket
+   * that exists already keeps its other settings, but one without a TTL or with a shorter one gets
+   * `ttlMs`: entries that must live that long would otherwise go early. A longer TTL is left alone,
+   * so nodes asking for different ones end with the longest instead of undoing each other.
+   */
   async kv(bucket: string, opts: { replicas?: number; ttlMs?: number } = {}): Promise<KvStore> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -269,6 +276,7 @@ export class NatsAdapter {
           allow_direct: true,
           ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
         });
+        if (opts.ttlMs) await this.raiseTtl(kv, opts.ttlMs);
         return new KvStore(bucket, kv, this);
       } catch (err) {
         // A replicated bucket's creation in a cluster that is still electing can outlast one API call;
@@ -276,6 +284,18 @@ export class NatsAdapter {
         if ((err as { code?: string }).code !== 'TIMEOUT' || attempt >= 5) throw err;
       }
     }
+  }
+
+  private async raiseTtl(kv: KV, ttlMs: number): Promise<void> {
+    const status = await kv.status();
+    if (status.ttl !== 0 && status.ttl >= ttlMs) return;
+    const jsm = await this.nc.jetstreamManager();
+    const { name, duplicate_window } = status.streamInfo.config;
+    // JetStream refuses a duplicate window longer than the TTL.
+    await jsm.streams.update(name, {
+      max_age: nanos(ttlMs),
+      duplicate_window: Math.min(duplicate_window, nanos(ttlMs)),
+    });
   }
 
   async close(): Promise<void> {

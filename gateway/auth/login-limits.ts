@@ -1,5 +1,7 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { KvStore } from '../../actors/runtime/kv-store.ts';
 import type { Logger } from '../../lib/log.ts';
+import { RateLimiterNatsKv, SharedCounts } from './login-store.ts';
 
 /** How many failed credential checks a user name and an address may have before a block; 0: no limit. */
 interface LoginLimitOptions {
@@ -25,20 +27,26 @@ export class LoginBlockedError extends Error {
 
 /** One counter: failures of one key within a window; reaching the limit blocks the key for a window. */
 class FailureCounter {
-  private readonly limiter: RateLimiterMemory;
+  private readonly limiter: RateLimiterNatsKv;
+  /** This node's own count, used while the shared one cannot be (the limiter's insurance). */
+  private readonly memory: RateLimiterMemory;
   constructor(
     readonly kind: 'user' | 'address',
     private readonly failures: number,
     private readonly windowSec: number,
+    shared: SharedCounts,
   ) {
-    this.limiter = new RateLimiterMemory({ keyPrefix: kind, points: failures, duration: windowSec });
+    const limits = { keyPrefix: kind, points: failures, duration: windowSec };
+    this.memory = new RateLimiterMemory(limits);
+    this.limiter = new RateLimiterNatsKv({ ...limits, insuranceLimiter: this.memory }, shared);
   }
 
   /** Milliseconds until `key` may try again; 0 when it may now. */
   async blockedMs(key: string | undefined): Promise<number> {
     if (!this.failures || key === undefined) return 0;
-    const r = await this.limiter.get(key);
-    return r && r.consumedPoints >= this.failures ? r.msBeforeNext : 0;
+    // A block made in memory while NATS was away still holds after it is back.
+    const counts = await Promise.all([this.limiter.get(key), this.memory.get(key)]);
+    return Math.max(0, ...counts.map((r) => (r && r.consumedPoints >= this.failures ? r.msBeforeNext : 0)));
   }
 
   /** Counts one failure; true when it was the one that blocked `key`. */
@@ -53,16 +61,24 @@ class FailureCounter {
   }
 
   async reset(key: string | undefined): Promise<void> {
-    if (key !== undefined) await this.limiter.delete(key);
+    if (key !== undefined) await Promise.all([this.limiter.delete(key), this.memory.delete(key)]);
   }
+}
+
+/** Where the counts of every node meet: the login bucket, and whether NATS is connected now. */
+interface SharedStore {
+  kv: Pick<KvStore, 'getLatest' | 'put' | 'remove'>;
+  connected(): boolean;
 }
 
 /**
  * Failed logins per user name and per peer address (docs/compatibility.md#login-limits), shared by
- * the API's logins and the agent handshake of one node. Only failures count, so thousands of agents
- * reconnecting with good credentials are never slowed; a blocked caller is refused before its
- * password is hashed, so a block is also cheap for the node. The counters live in this node's
- * memory: every node keeps its own.
+ * the API's logins and the agent handshake of every node through a KV bucket, so a load balancer
+ * spreading an attacker's guesses over N nodes does not give N times the budget. Only failures
+ * count (a good login reads, and writes only to clear its user's earlier failures), so thousands of
+ * agents reconnecting with good credentials are never slowed; a blocked caller is refused before its
+ * password is hashed, so a block is also cheap for the node. While NATS cannot be used each node
+ * counts in its own memory, as it did before the counts were shared.
  */
 export class LoginLimits {
   private readonly users: FailureCounter;
@@ -71,25 +87,32 @@ export class LoginLimits {
   constructor(
     opts: LoginLimitOptions,
     private readonly log: Logger,
+    store: SharedStore,
   ) {
-    this.users = new FailureCounter('user', opts.userFailures, opts.userWindowSec);
-    this.addresses = new FailureCounter('address', opts.addressFailures, opts.addressWindowSec);
+    const shared = new SharedCounts(store.kv, store.connected, log);
+    this.users = new FailureCounter('user', opts.userFailures, opts.userWindowSec, shared);
+    this.addresses = new FailureCounter('address', opts.addressFailures, opts.addressWindowSec, shared);
   }
 
   /** Throws LoginBlockedError while the user name or the address is blocked. */
   async admit(who: Caller): Promise<void> {
-    const ms = Math.max(await this.users.blockedMs(who.user), await this.addresses.blockedMs(who.address));
+    const ms = Math.max(
+      ...(await Promise.all([this.users.blockedMs(who.user), this.addresses.blockedMs(who.address)])),
+    );
     if (ms > 0) throw new LoginBlockedError(Math.max(1, Math.ceil(ms / 1000)));
   }
 
   async failed(who: Caller): Promise<void> {
-    for (const [counter, key] of [
+    const counted = [
       [this.users, who.user],
       [this.addresses, who.address],
-    ] as const) {
-      if (await counter.fail(key))
-        this.log.warn('login blocked after repeated failures', { [counter.kind]: key });
-    }
+    ] as const;
+    await Promise.all(
+      counted.map(async ([counter, key]) => {
+        if (await counter.fail(key))
+          this.log.warn('login blocked after repeated failures', { [counter.kind]: key });
+      }),
+    );
   }
 
   /** A success clears the user name's failures; the address keeps its count (one address, many users). */

@@ -9,7 +9,6 @@ import { SilencedIndex } from '../../actors/config/silenced-index.ts';
 import { pipelineInterest } from '../../actors/pipeline/workflows.ts';
 import { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { Authorizer } from '../auth/rbac.ts';
-import { LoginLimits } from '../auth/login-limits.ts';
 import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
 import type { StoreAccess } from './store-access.ts';
@@ -27,7 +26,7 @@ import { membershipService, shardsService, type NodeUrls } from './services/clus
 import { actorHostService } from './services/actor-host.ts';
 import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
-import { apiService, readModelService, tokensService } from './services/api.ts';
+import { apiService, loginLimitsService, readModelService, tokensService } from './services/api.ts';
 
 interface BackendNode {
   stop(): Promise<void>;
@@ -84,19 +83,8 @@ function nodeServices(
   );
   const entityLimit = lazy(() => new EntityLimit(cfg['entity-limit'], readModel()));
   const authz = lazy(() => new Authorizer(config.get()));
-  // One per node, so failed logins on the API and at the agent handshake count together.
-  const loginLimits = lazy(
-    () =>
-      new LoginLimits(
-        {
-          userFailures: cfg['login-user-failures'],
-          userWindowSec: cfg['login-user-window'],
-          addressFailures: cfg['login-address-failures'],
-          addressWindowSec: cfg['login-address-window'],
-        },
-        log.child({ component: 'auth' }),
-      ),
-  );
+  // One for the agent gateway and the API, so failures at the handshake and on the API count together.
+  const loginLimits = loginLimitsService(cfg, nats.get, log);
   const entityStats: EntityStats = { events: 0, keepalives: 0 };
 
   const host = actorHostService(
@@ -117,7 +105,15 @@ function nodeServices(
   const agents = agentsService(
     cfg,
     agentTls,
-    { config: config.get, authz, loginLimits, actors, nats: nats.get, entityLimit, pipelineQueue },
+    {
+      config: config.get,
+      authz,
+      loginLimits: loginLimits.get,
+      actors,
+      nats: nats.get,
+      entityLimit,
+      pipelineQueue,
+    },
     log,
   );
   const tokens = tokensService(etcd.get);
@@ -136,7 +132,7 @@ function nodeServices(
       host: host.get,
       actors,
       authz,
-      loginLimits,
+      loginLimits: loginLimits.get,
       tokens: tokens.get,
       agents: agents.get,
       pipeline: pipeline.get,
@@ -166,6 +162,7 @@ function nodeServices(
     host,
     shardsService({ etcd: etcd.get, membership: membership.get, host: host.get }, log),
     scheduleService({ config: config.get, actors }, log),
+    loginLimits,
     agents,
     tokens,
     views,

@@ -16,7 +16,7 @@ import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import type { PipelineQueue } from '../../../actors/pipeline/queue.ts';
 import type { PipelineWorker } from '../../../actors/pipeline/worker.ts';
 import type { Authorizer } from '../../auth/rbac.ts';
-import type { LoginLimits } from '../../auth/login-limits.ts';
+import { LoginLimits } from '../../auth/login-limits.ts';
 import { VerifiedCache } from '../../auth/passwords.ts';
 import { TokenService } from '../../auth/tokens.ts';
 import { Authenticator } from '../../auth/login.ts';
@@ -45,6 +45,34 @@ export function tokensService(etcd: () => EtcdAdapter): Provider<TokenService> {
     },
     (tokens) => tokens.stop(),
   );
+}
+
+/**
+ * The failed-login counts of the API and the agent handshake, in a bucket all nodes share
+ * (docs/compatibility.md#login-limits); an entry outlives the longer window, then expires.
+ */
+export function loginLimitsService(
+  cfg: BackendConfig,
+  nats: () => NatsAdapter,
+  log: Logger,
+): Provider<LoginLimits> {
+  return provider('login limits', async () => {
+    const conn = nats();
+    const kv = await conn.kv(buckets.loginFailures, {
+      replicas: cfg['nats-replicas'],
+      ttlMs: Math.max(cfg['login-user-window'], cfg['login-address-window']) * 1000,
+    });
+    return new LoginLimits(
+      {
+        userFailures: cfg['login-user-failures'],
+        userWindowSec: cfg['login-user-window'],
+        addressFailures: cfg['login-address-failures'],
+        addressWindowSec: cfg['login-address-window'],
+      },
+      log.child({ component: 'auth' }),
+      { kv, connected: () => conn.connected },
+    );
+  });
 }
 
 /** The in-memory view of entities and events the API lists from; the node serves before it is filled. */

@@ -61,12 +61,17 @@ export function natsService(
   );
 }
 
+/**
+ * The buckets of actor state; the other buckets are made by the services that use them, with their
+ * TTL (a bucket made here first would have none).
+ */
+const ACTOR_BUCKETS = [buckets.entities, buckets.events, buckets.schedules];
+
 /** The JetStream KV buckets of actor state, by bucket name; made on the cluster's first start. */
 export function bucketsService(cfg: BackendConfig, nats: () => NatsAdapter): Provider<Map<string, KvStore>> {
   return provider('kv buckets', async () => {
     const stores = new Map<string, KvStore>();
-    for (const b of Object.values(buckets))
-      stores.set(b, await nats().kv(b, { replicas: cfg['nats-replicas'] }));
+    for (const b of ACTOR_BUCKETS) stores.set(b, await nats().kv(b, { replicas: cfg['nats-replicas'] }));
     return stores;
   });
 }
