@@ -10,6 +10,7 @@
  * stop or kill (same ports, same state dir).
  */
 import { fileURLToPath } from 'node:url';
+import * as assert from 'uvu/assert';
 import { getJson, type JsonResponse } from './http.ts';
 import { freePort } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
@@ -205,4 +206,16 @@ async function initCluster(etcdUrl: string): Promise<void> {
   ]);
   const exit = await proc.exited;
   if (exit.code !== 0) throw new Error(`monitor-backend init failed (code ${exit.code}):\n${proc.tail(20)}`);
+}
+
+/**
+ * Stops the backend and checks its whole output, once it has stopped so nothing written late
+ * escapes, for every one of `secrets` (passwords, seeds, tokens); returns that output.
+ */
+export async function stopAndAssertNoSecret(b: Backend, secrets: string[]): Promise<string> {
+  await b.stop();
+  const output = b.proc.lines().join('\n');
+  assert.ok(output.length > 0);
+  for (const s of secrets) assert.not.ok(output.includes(s), `the output holds a secret (${s.length} chars)`);
+  return output;
 }
