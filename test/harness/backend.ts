@@ -43,6 +43,8 @@ interface BackendOptions {
   readyTimeoutMs?: number;
   /** Run `monitor-backend init` (admin + API key) once ready; default true. */
   init?: boolean;
+  /** More flags for that init, such as the credentials or TLS files of the external etcd. */
+  initArgs?: string[];
 }
 
 /** The administrator every harness cluster is initialized with. */
@@ -172,7 +174,8 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     try {
       const res = await getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) {
-        if (o.init !== false) await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl);
+        if (o.init !== false)
+          await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl, o.initArgs ?? []);
         return backend;
       }
       last = `status ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`;
@@ -191,7 +194,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
 }
 
 /** `monitor-backend init` against a cluster's etcd, as the harness administrator (idempotent). */
-async function initCluster(etcdUrl: string): Promise<void> {
+async function initCluster(etcdUrl: string, extraArgs: string[]): Promise<void> {
   const proc = Proc.start('init', BACKEND_BIN, [
     'init',
     '--etcd-client-urls',
@@ -203,6 +206,7 @@ async function initCluster(etcdUrl: string): Promise<void> {
     '--cluster-admin-api-key',
     ADMIN.apiKey,
     '--ignore-already-initialized',
+    ...extraArgs,
   ]);
   const exit = await proc.exited;
   if (exit.code !== 0) throw new Error(`monitor-backend init failed (code ${exit.code}):\n${proc.tail(20)}`);
