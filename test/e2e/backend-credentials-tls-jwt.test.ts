@@ -10,6 +10,7 @@ import {
   startEtcd,
   startNats,
   stopAndAssertNoSecret,
+  tempDir,
   waitFor,
   type AgentProc,
   type Backend,
@@ -22,8 +23,9 @@ import { makeNatsOperator, type NatsOperator } from '../harness/nats-jwt.ts';
 // The two credentials of an external store that are files rather than passwords, against real
 // servers that check them: an etcd serving clients over TLS only and requiring their certificate
 // (--etcd-trusted-ca-file, --etcd-cert-file, --etcd-key-file), and a NATS in operator mode that
-// admits only users whose JWT an account it knows signed (--nats-creds). Each works end to end
-// (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
+// admits only users whose JWT an account it knows signed (--nats-creds). Each works end to end, and
+// each wrong one ends the backend with a line naming the store and the flag to check, not with a
+// hang or a bare gRPC status (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 let certs: TestCerts;
 let operator: NatsOperator;
@@ -69,6 +71,23 @@ function backendCli(args: string[]) {
   return r;
 }
 
+/** `start` on free ports, run until it exits. */
+const startToExit = (natsUrl: string, extra: string[]) =>
+  backendCli([
+    'start',
+    '--state-dir',
+    tempDir('backend-refused'),
+    '--api-port',
+    '0',
+    '--agent-port',
+    '0',
+    '--nats-url',
+    natsUrl,
+    '--etcd-client-urls',
+    etcd.url,
+    ...extra,
+  ]);
+
 /** A check written through the API and read back: the configuration store (etcd) works. */
 async function checkRoundTrip(b: Backend, name: string) {
   const put = await b.get(`/api/core/v2/namespaces/default/checks/${name}`, {
@@ -101,6 +120,31 @@ test('etcd over TLS with a client certificate: init and the backend both work th
   await stopAndAssertNoSecret(b, [keySecret]);
 });
 
+test('etcd requiring a client certificate, none given: the backend exits 1 saying so', () => {
+  const caOnly = ['--etcd-trusted-ca-file', certs.ca];
+  const refused =
+    /^monitor-backend: etcd at https:\/\/127\.0\.0\.1:\d+: .*client certificate.*--etcd-cert-file/m;
+  const start = startToExit(plainNats.url, caOnly);
+  assert.is(start.status, 1);
+  assert.match(start.stderr, refused);
+});
+
+test("an etcd certificate from another authority: exit 1 saying the server's certificate is not trusted", () => {
+  const r = startToExit(plainNats.url, [
+    '--etcd-trusted-ca-file',
+    certs.otherCa,
+    '--etcd-cert-file',
+    certs.clientChain,
+    '--etcd-key-file',
+    certs.clientKey,
+  ]);
+  assert.is(r.status, 1);
+  assert.match(
+    r.stderr,
+    /^monitor-backend: etcd at https:\/\/127\.0\.0\.1:\d+: certificate not signed by trusted authority .*--etcd-trusted-ca-file/m,
+  );
+});
+
 test('--nats-creds of a user of a JetStream account: the backend serves, an agent runs through it, neither the seed nor the JWT is logged', async () => {
   const user = operator.user('monitor-backend');
   const b = await startBackend({
@@ -131,6 +175,15 @@ test('--nats-creds of a user of a JetStream account: the backend serves, an agen
   const output = await stopAndAssertNoSecret(b, [user.seed, user.jwt, keySecret]);
   // Nor any other seed: a user seed always starts SU.
   assert.not.match(output, /\bSU[A-Z2-7]{50,}/);
+});
+
+test('--nats-creds of a user of an account the server does not know: exit 1 naming NATS, without the seed or JWT', () => {
+  const stranger = operator.strangerUser('stranger');
+  const r = startToExit(jwtNats.url, [...etcdTls, '--nats-creds', stranger.file]);
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^monitor-backend: NATS at nats:\/\/127\.0\.0\.1:\d+: .*Authorization Violation/m);
+  for (const s of [stranger.seed, stranger.jwt])
+    assert.not.ok((r.stdout + r.stderr).includes(s), 'the output holds the credentials');
 });
 
 test('--nats-creds with --nats-user: exit 2 naming the flags, before connecting anywhere', () => {
