@@ -111,6 +111,9 @@ async function init(argv: string[]): Promise<void> {
       } catch (err) {
         // Later attempts only say that the client gave up retrying; the first one says why.
         const failure = etcdFailure(err, endpoints);
+        // A server that refuses our certificate or password will not change its mind: --wait is
+        // for an etcd not up yet, and would otherwise wait forever, silently.
+        if (failure.permanent) fail(failure.message, 1);
         firstError ??= failure.message;
         if (!cfg.wait && Date.now() > deadline) fail(`${firstError} (tried for ${cfg.timeout}s)`, 1);
         await new Promise((r) => setTimeout(r, DEFAULTS.initRetryMs));

@@ -120,13 +120,27 @@ test('etcd over TLS with a client certificate: init and the backend both work th
   await stopAndAssertNoSecret(b, [keySecret]);
 });
 
-test('etcd requiring a client certificate, none given: the backend exits 1 saying so', () => {
+test('etcd requiring a client certificate, none given: start and init exit 1 saying so, init even with --wait', () => {
   const caOnly = ['--etcd-trusted-ca-file', certs.ca];
   const refused =
     /^monitor-backend: etcd at https:\/\/127\.0\.0\.1:\d+: .*client certificate.*--etcd-cert-file/m;
   const start = startToExit(plainNats.url, caOnly);
   assert.is(start.status, 1);
   assert.match(start.stderr, refused);
+  // --wait waits for an etcd out of reach; one that refuses the certificate will not change its mind.
+  const init = backendCli([
+    'init',
+    '--etcd-client-urls',
+    etcd.url,
+    '--cluster-admin-username',
+    'admin',
+    '--cluster-admin-password',
+    'P@ssw0rd!admin',
+    '--wait',
+    ...caOnly,
+  ]);
+  assert.is(init.status, 1);
+  assert.match(init.stderr, refused);
 });
 
 test("an etcd certificate from another authority: exit 1 saying the server's certificate is not trusted", () => {
