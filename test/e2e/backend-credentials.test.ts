@@ -106,6 +106,35 @@ test('a wrong NATS password: the backend exits 1 saying so, without echoing eith
   for (const s of secrets) assert.not.ok((r.stdout + r.stderr).includes(s), 'the output holds a password');
 });
 
+test('a wrong etcd password: init exits 1 at once saying so, even with --wait, without echoing it', () => {
+  const r = spawnSync(
+    BACKEND_BIN,
+    [
+      'init',
+      '--etcd-client-urls',
+      etcd.url,
+      '--etcd-username',
+      'root',
+      '--etcd-password',
+      `wrong-${ETCD_PASSWORD}`,
+      '--cluster-admin-username',
+      'admin',
+      '--cluster-admin-password',
+      'P@ssw0rd!admin',
+      '--wait',
+    ],
+    // Only a hang reaches this timeout; --wait used to retry a refused password forever.
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.is(r.error, undefined, 'init did not end by itself');
+  assert.is(r.status, 1);
+  assert.match(
+    r.stderr,
+    /^monitor-backend: etcd at http:\/\/127\.0\.0\.1:\d+: authentication failed.*--etcd-password/m,
+  );
+  for (const s of secrets) assert.not.ok((r.stdout + r.stderr).includes(s), 'the output holds a password');
+});
+
 test('a password flag in a bad combination: exit 2 naming the flag, not the password', () => {
   const r = spawnSync(BACKEND_BIN, ['start', '--nats-url', nats.url, '--nats-password', NATS_PASSWORD], {
     encoding: 'utf8',
