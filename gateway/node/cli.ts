@@ -18,7 +18,7 @@ import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
 import { startBackendNode } from './node.ts';
-import { loadStoreAccess, type StoreAccess } from './store-access.ts';
+import { etcdFailure, loadStoreAccess, type StoreAccess } from './store-access.ts';
 
 // The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed, 2 bad
 // command line or configuration, 3 `init` of a cluster already initialized.
@@ -110,9 +110,12 @@ async function init(argv: string[]): Promise<void> {
         break;
       } catch (err) {
         // Later attempts only say that the client gave up retrying; the first one says why.
-        firstError ??= (err as Error).message;
-        if (!cfg.wait && Date.now() > deadline)
-          fail(`etcd at ${endpoints.join(', ')} did not answer within ${cfg.timeout}s: ${firstError}`, 1);
+        const failure = etcdFailure(err, endpoints);
+        // A server that refuses our certificate or password will not change its mind: --wait is
+        // for an etcd not up yet, and would otherwise wait forever, silently.
+        if (failure.permanent) fail(failure.message, 1);
+        firstError ??= failure.message;
+        if (!cfg.wait && Date.now() > deadline) fail(`${firstError} (tried for ${cfg.timeout}s)`, 1);
         await new Promise((r) => setTimeout(r, DEFAULTS.initRetryMs));
       }
     }

@@ -2,14 +2,15 @@ import { readFileSync } from 'node:fs';
 import { credsAuthenticator } from 'nats';
 import { ConfigError } from '../../proto/flags.ts';
 import type { BackendConfig } from '../../proto/schemas/backend-config.ts';
-import { readCertificates, readKeyPair } from '../../lib/tls.ts';
+import { NOT_TRUSTED, readCertificates, readKeyPair, trustFailure } from '../../lib/tls.ts';
 import { splitUrlCredentials, type SplitUrl } from '../../lib/url-credentials.ts';
 import type { NatsAuth } from '../../actors/runtime/nats.ts';
 
 // How the backend reaches an external NATS and etcd: the URLs without their user info (neither
 // client reads credentials there, and the URLs get logged), the credentials from the flags or else
 // from the URLs, and the TLS files read once at start. Every bad combination is a ConfigError naming
-// a flag and never a value (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
+// a flag and never a value, and a server that refuses them is named with the flags to check
+// (docs/compatibility.md#credentials-of-the-external-etcd-and-nats).
 
 export interface StoreAccess {
   nats: { servers: string[]; auth?: NatsAuth; tls?: { ca?: string; cert?: string; key?: string } };
@@ -171,4 +172,58 @@ function etcdAccess(cfg: AccessFlags): StoreAccess['etcd'] {
 /** Read at start, before anything runs, so that a bad combination or file exits 2 like a bad flag. */
 export function loadStoreAccess(cfg: AccessFlags): StoreAccess {
   return { nats: natsAccess(cfg), etcd: etcdAccess(cfg) };
+}
+
+/** Why etcd could not be used, in a line naming the store; `permanent` when retrying cannot help. */
+interface StoreFailure {
+  message: string;
+  permanent: boolean;
+}
+
+// A TLS alert from the server: it refused the certificate this client gave, or the lack of one.
+const PEER_REFUSED_CERT = /alert (bad certificate|certificate required|unknown ca|certificate unknown)/i;
+
+/**
+ * The cause inside a gRPC connection error, which wraps it as "14 UNAVAILABLE: No connection
+ * established. Last error: Error: <cause> (<time>). Resolution note: ", an OpenSSL error code and
+ * source line around an alert.
+ */
+function grpcCause(message: string): string {
+  const last = /Last error: (?:Error: )?([\s\S]*?)(?:\s*\(\d{4}-\d\d-\d\dT[^)]*\))?\.? Resolution note:/.exec(
+    message,
+  );
+  const cause = (last?.[1] ?? message).trim();
+  return /^[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(cause)?.[1] ?? cause;
+}
+
+export function etcdFailure(err: unknown, endpoints: string[]): StoreFailure {
+  const where = `etcd at ${endpoints.join(', ')}`;
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = grpcCause(message);
+  if (message.includes('etcdserver: authentication failed'))
+    return {
+      message: `${where}: authentication failed, wrong user name or password (--etcd-username and --etcd-password, or the URLs' user info)`,
+      permanent: true,
+    };
+  if (PEER_REFUSED_CERT.test(cause))
+    return {
+      message: `${where}: the server refused this backend's client certificate, or its lack of one (${cause}): check --etcd-cert-file and --etcd-key-file`,
+      permanent: true,
+    };
+  if (trustFailure(cause))
+    return {
+      message: `${where}: ${NOT_TRUSTED} (the server's certificate, checked against --etcd-trusted-ca-file)`,
+      permanent: true,
+    };
+  return { message: `${where}: ${cause}`, permanent: false };
+}
+
+/** Why NATS refused the connection, in a line naming the store and, for credentials, their flags. */
+export function natsFailure(err: unknown, servers: string[]): string {
+  const where = `NATS at ${servers.join(', ')}`;
+  // nats.js quotes the server's -ERR text.
+  const message = (err instanceof Error ? err.message : String(err)).replace(/^'(.*)'$/s, '$1');
+  if ((err as { code?: unknown })?.code === 'AUTHORIZATION_VIOLATION')
+    return `${where}: ${message}, the server refused the credentials (--nats-user and --nats-password, --nats-creds, or the URLs' user info)`;
+  return `${where}: ${message}`;
 }

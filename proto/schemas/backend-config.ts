@@ -324,7 +324,12 @@ export const initFlags: FlagSpec[] = [
     default: false,
   },
   { name: 'timeout', type: 'int', description: 'seconds to wait for etcd', default: 5 },
-  { name: 'wait', type: 'bool', description: 'wait for etcd for as long as it takes', default: false },
+  {
+    name: 'wait',
+    type: 'bool',
+    description: 'wait for etcd for as long as it takes (not when it refuses the certificate or password)',
+    default: false,
+  },
 ];
 
 export const InitConfig = v.object({

@@ -8,6 +8,7 @@ import {
   startBackend,
   startEtcd,
   startNats,
+  stopAndAssertNoSecret,
   tempDir,
   type Backend,
   type EtcdServer,
@@ -43,16 +44,6 @@ test.after(async () => {
   for (const s of [...others, nats, etcd]) await s?.stop().catch(() => {});
 });
 
-/** The backend's whole output, checked once it has stopped, so nothing written late escapes. */
-async function stopAndAssertNoSecret(b: Backend): Promise<string> {
-  await b.stop();
-  const output = b.proc.lines().join('\n');
-  assert.ok(output.length > 0);
-  for (const s of secrets)
-    assert.not.ok(output.includes(s), `the output holds a password (${s.length} chars)`);
-  return output;
-}
-
 test('user:password in --nats-url and --etcd-username/--etcd-password: the backend serves and logs neither password', async () => {
   const b = await startBackend({
     name: 'creds-url',
@@ -70,7 +61,7 @@ test('user:password in --nats-url and --etcd-username/--etcd-password: the backe
   const started = b.logs().find((l) => l.msg === 'backend started');
   assert.equal(started?.nats, [`nats://127.0.0.1:${nats.port}`]);
   assert.equal(started?.etcd, [etcd.url]);
-  await stopAndAssertNoSecret(b);
+  await stopAndAssertNoSecret(b, secrets);
 });
 
 test('--nats-user/--nats-password and user:password in --etcd-client-urls: the backend serves, init logs in too, neither password is logged', async () => {
@@ -85,7 +76,7 @@ test('--nats-user/--nats-password and user:password in --etcd-client-urls: the b
   assert.is((await b.health()).status, 200);
   // Served by the API with the administrator that init created.
   assert.is((await b.get('/api/core/v2/namespaces')).status, 200);
-  await stopAndAssertNoSecret(b);
+  await stopAndAssertNoSecret(b, secrets);
 });
 
 test('a wrong NATS password: the backend exits 1 saying so, without echoing either password', () => {
@@ -112,6 +103,35 @@ test('a wrong NATS password: the backend exits 1 saying so, without echoing eith
   );
   assert.is(r.status, 1);
   assert.match(r.stderr, /AUTHORIZATION_VIOLATION|Authorization Violation/i);
+  for (const s of secrets) assert.not.ok((r.stdout + r.stderr).includes(s), 'the output holds a password');
+});
+
+test('a wrong etcd password: init exits 1 at once saying so, even with --wait, without echoing it', () => {
+  const r = spawnSync(
+    BACKEND_BIN,
+    [
+      'init',
+      '--etcd-client-urls',
+      etcd.url,
+      '--etcd-username',
+      'root',
+      '--etcd-password',
+      `wrong-${ETCD_PASSWORD}`,
+      '--cluster-admin-username',
+      'admin',
+      '--cluster-admin-password',
+      'P@ssw0rd!admin',
+      '--wait',
+    ],
+    // Only a hang reaches this timeout; --wait used to retry a refused password forever.
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.is(r.error, undefined, 'init did not end by itself');
+  assert.is(r.status, 1);
+  assert.match(
+    r.stderr,
+    /^monitor-backend: etcd at http:\/\/127\.0\.0\.1:\d+: authentication failed.*--etcd-password/m,
+  );
   for (const s of secrets) assert.not.ok((r.stdout + r.stderr).includes(s), 'the output holds a password');
 });
 
@@ -160,7 +180,7 @@ test('--nats-tls-ca-file, --nats-tls-cert-file and --nats-tls-key-file: the back
   const health = await b.health();
   assert.is(health.status, 200);
   assert.is(health.body.nats.healthy, true);
-  await stopAndAssertNoSecret(b);
+  await stopAndAssertNoSecret(b, secrets);
 });
 
 test.run();

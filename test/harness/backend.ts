@@ -10,6 +10,7 @@
  * stop or kill (same ports, same state dir).
  */
 import { fileURLToPath } from 'node:url';
+import * as assert from 'uvu/assert';
 import { getJson, type JsonResponse } from './http.ts';
 import { freePort } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
@@ -42,6 +43,8 @@ interface BackendOptions {
   readyTimeoutMs?: number;
   /** Run `monitor-backend init` (admin + API key) once ready; default true. */
   init?: boolean;
+  /** More flags for that init, such as the credentials or TLS files of the external etcd. */
+  initArgs?: string[];
 }
 
 /** The administrator every harness cluster is initialized with. */
@@ -171,7 +174,8 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     try {
       const res = await getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) {
-        if (o.init !== false) await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl);
+        if (o.init !== false)
+          await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl, o.initArgs ?? []);
         return backend;
       }
       last = `status ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}`;
@@ -190,7 +194,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
 }
 
 /** `monitor-backend init` against a cluster's etcd, as the harness administrator (idempotent). */
-async function initCluster(etcdUrl: string): Promise<void> {
+async function initCluster(etcdUrl: string, extraArgs: string[]): Promise<void> {
   const proc = Proc.start('init', BACKEND_BIN, [
     'init',
     '--etcd-client-urls',
@@ -202,7 +206,20 @@ async function initCluster(etcdUrl: string): Promise<void> {
     '--cluster-admin-api-key',
     ADMIN.apiKey,
     '--ignore-already-initialized',
+    ...extraArgs,
   ]);
   const exit = await proc.exited;
   if (exit.code !== 0) throw new Error(`monitor-backend init failed (code ${exit.code}):\n${proc.tail(20)}`);
+}
+
+/**
+ * Stops the backend and checks its whole output, once it has stopped so nothing written late
+ * escapes, for every one of `secrets` (passwords, seeds, tokens); returns that output.
+ */
+export async function stopAndAssertNoSecret(b: Backend, secrets: string[]): Promise<string> {
+  await b.stop();
+  const output = b.proc.lines().join('\n');
+  assert.ok(output.length > 0);
+  for (const s of secrets) assert.not.ok(output.includes(s), `the output holds a secret (${s.length} chars)`);
+  return output;
 }

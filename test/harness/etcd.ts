@@ -1,7 +1,10 @@
 /**
  * A single-member etcd for tests, on free loopback ports, data in a temp dir.
  */
-import { Etcd3 } from 'etcd3';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { Etcd3, type IOptions } from 'etcd3';
+import type { TestCerts } from './certs.ts';
 import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
@@ -19,10 +22,17 @@ interface EtcdOptions {
   rootPassword?: string;
   /** Default 20000. */
   readyTimeoutMs?: number;
+  /**
+   * Clients over TLS only (https:// URLs), with the server certificate of these; with clientCertAuth
+   * every client must present a certificate chaining to their root CA (the harness presents their
+   * client chain for its own calls).
+   */
+  tls?: TestCerts;
+  clientCertAuth?: boolean;
 }
 
 export interface EtcdServer {
-  /** http://127.0.0.1:<clientPort> */
+  /** http://127.0.0.1:<clientPort>, https:// with the tls option. */
   url: string;
   clientPort: number;
   peerPort: number;
@@ -44,7 +54,7 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
   const clientPort = opts.clientPort ?? (await freePort());
   const peerPort = opts.peerPort ?? (await freePort());
   const dataDir = opts.dataDir ?? tempDir('etcd');
-  const url = `http://127.0.0.1:${clientPort}`;
+  const url = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const args = [
     '--name',
@@ -69,6 +79,15 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
     'error',
     '--logger',
     'zap',
+    ...(opts.tls
+      ? [
+          '--cert-file',
+          opts.tls.serverCert,
+          '--key-file',
+          opts.tls.serverKey,
+          ...(opts.clientCertAuth ? ['--client-cert-auth', '--trusted-ca-file', opts.tls.ca] : []),
+        ]
+      : []),
     ...(opts.extraArgs ?? []),
   ];
   // ETCD_* variables from the environment would silently change the flags above
@@ -90,8 +109,7 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
       );
     }
     try {
-      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
-      const body = (await res.json()) as { health?: string };
+      const body = (await getHealth(url, opts.tls)) as { health?: string };
       if (body.health === 'true') break;
       lastErr = `health=${JSON.stringify(body)}`;
     } catch (err) {
@@ -103,13 +121,18 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdServer> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (opts.rootPassword !== undefined) await enableAuth(url, opts.rootPassword);
+  if (opts.rootPassword !== undefined) await enableAuth(url, opts.rootPassword, opts.tls);
   return { url, clientPort, peerPort, dataDir, name, proc, stop };
 }
 
 /** What `etcdctl user add root`, `user grant-role root root` and `auth enable` do. */
-async function enableAuth(url: string, password: string): Promise<void> {
-  const client = new Etcd3({ hosts: [url] });
+async function enableAuth(url: string, password: string, tls: TestCerts | undefined): Promise<void> {
+  const credentials: IOptions['credentials'] = tls && {
+    rootCertificate: readFileSync(tls.ca),
+    certChain: readFileSync(tls.clientChain),
+    privateKey: readFileSync(tls.clientKey),
+  };
+  const client = new Etcd3({ hosts: [url], ...(credentials ? { credentials } : {}) });
   try {
     await client.role('root').create();
     await client.user('root').create(password);
@@ -118,4 +141,39 @@ async function enableAuth(url: string, password: string): Promise<void> {
   } finally {
     client.close();
   }
+}
+
+/** GET /health, over TLS with the test PKI's root and client certificate when given. */
+async function getHealth(url: string, tls: TestCerts | undefined): Promise<unknown> {
+  if (!tls) {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+    return res.json();
+  }
+  // fetch takes no CA or client certificate.
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      `${url}/health`,
+      {
+        ca: readFileSync(tls.ca),
+        cert: readFileSync(tls.clientChain),
+        key: readFileSync(tls.clientKey),
+        timeout: 2000,
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (data += c));
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(data));
+          } catch (err) {
+            reject(err as Error);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+  });
 }

@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import type { NatsTrust } from './nats-jwt.ts';
 import { freePort } from './ports.ts';
 import { Proc, findExecutable } from './proc.ts';
 import { tempDir } from './tmp.ts';
@@ -15,6 +16,11 @@ interface NatsOptions {
   extraArgs?: string[];
   /** Require this user and password of every client (a nats.conf `authorization` block). */
   auth?: { user: string; password: string };
+  /**
+   * Operator mode (decentralized JWT authentication): trust this operator, know its accounts from
+   * a MEMORY resolver, and admit only users whose JWT one of them signed (./nats-jwt.ts).
+   */
+  jwt?: NatsTrust;
   /** Default 15000. */
   readyTimeoutMs?: number;
 }
@@ -61,15 +67,26 @@ export async function startNats(opts: NatsOptions = {}): Promise<NatsServer> {
   const port = opts.port ?? (await freePort());
   const storeDir = opts.storeDir ?? tempDir('nats');
   const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...(opts.extraArgs ?? [])];
+  // A config file rather than --user/--pass, as an operator would run it; JSON strings are valid there.
+  const conf: string[] = [];
   if (opts.auth) {
-    // A config file rather than --user/--pass, as an operator would run it; JSON strings are valid there.
-    const conf = join(tempDir('nats-conf'), 'nats.conf');
     const { user, password } = opts.auth;
-    writeFileSync(
-      conf,
-      `authorization {\n  user: ${JSON.stringify(user)}\n  password: ${JSON.stringify(password)}\n}\n`,
+    conf.push(`authorization {\n  user: ${JSON.stringify(user)}\n  password: ${JSON.stringify(password)}\n}`);
+  }
+  if (opts.jwt) {
+    const { operatorJwt, systemAccount, preload } = opts.jwt;
+    const preloads = Object.entries(preload).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    conf.push(
+      `operator: ${JSON.stringify(operatorJwt)}`,
+      `system_account: ${JSON.stringify(systemAccount)}`,
+      'resolver: MEMORY',
+      `resolver_preload: {\n${preloads.join('\n')}\n}`,
     );
-    args.push('-c', conf);
+  }
+  if (conf.length > 0) {
+    const file = join(tempDir('nats-conf'), 'nats.conf');
+    writeFileSync(file, conf.join('\n') + '\n');
+    args.push('-c', file);
   }
   const proc = Proc.start(`nats:${port}`, natsBinary(), args);
   const stop = async () => {

@@ -4,7 +4,7 @@ import { nkeys } from 'nats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError } from '../../proto/flags.ts';
-import { loadStoreAccess } from '../../gateway/node/store-access.ts';
+import { etcdFailure, loadStoreAccess, natsFailure } from '../../gateway/node/store-access.ts';
 import { makeTestCerts } from '../harness/certs.ts';
 import { tempDir } from '../harness/tmp.ts';
 
@@ -162,6 +162,59 @@ test('TLS files are read at start, for NATS and for etcd', () => {
       'nats-tls-key-file': certs.serverKey,
     }),
     /^--nats-tls-key-file: .* does not match/,
+  );
+});
+
+test("a store's refusal names the store, its URLs and the flags to check; only a refusal is permanent", () => {
+  const urls = ['https://127.0.0.1:2379'];
+  // The messages of etcd3 over @grpc/grpc-js, as a real etcd 3.4 made them.
+  const grpc = (cause: string) =>
+    new Error(`14 UNAVAILABLE: No connection established. Last error: ${cause}. Resolution note: `);
+  const noCert = etcdFailure(
+    grpc(
+      '80BC4697D87F0000:error:0A000412:SSL routines:ssl3_read_bytes:sslv3 alert bad certificate:' +
+        '../deps/openssl/openssl/ssl/record/rec_layer_s3.c:1601:SSL alert number 42\n (2026-11-23T22:08:19.368Z)',
+    ),
+    urls,
+  );
+  assert.equal(noCert, {
+    message:
+      "etcd at https://127.0.0.1:2379: the server refused this backend's client certificate, or its lack of one " +
+      '(sslv3 alert bad certificate): check --etcd-cert-file and --etcd-key-file',
+    permanent: true,
+  });
+  assert.equal(etcdFailure(grpc('Error: unable to verify the first certificate'), urls), {
+    message:
+      "etcd at https://127.0.0.1:2379: certificate not signed by trusted authority (the server's certificate, " +
+      'checked against --etcd-trusted-ca-file)',
+    permanent: true,
+  });
+  const password = etcdFailure(
+    new Error('3 INVALID_ARGUMENT: etcdserver: authentication failed, invalid user ID or password'),
+    urls,
+  );
+  assert.ok(password.permanent);
+  assert.match(
+    password.message,
+    /^etcd at https:\/\/127\.0\.0\.1:2379: authentication failed.*--etcd-password/,
+  );
+  assert.equal(etcdFailure(grpc('Error: connect ECONNREFUSED 127.0.0.1:2379'), urls), {
+    message: 'etcd at https://127.0.0.1:2379: connect ECONNREFUSED 127.0.0.1:2379',
+    permanent: false,
+  });
+
+  const violation = Object.assign(new Error("'Authorization Violation'"), {
+    code: 'AUTHORIZATION_VIOLATION',
+  });
+  assert.match(
+    natsFailure(violation, ['nats://127.0.0.1:4222']),
+    /^NATS at nats:\/\/127\.0\.0\.1:4222: Authorization Violation, the server refused the credentials .*--nats-creds/,
+  );
+  assert.is(
+    natsFailure(Object.assign(new Error('CONNECTION_REFUSED'), { code: 'CONNECTION_REFUSED' }), [
+      'nats://n:4222',
+    ]),
+    'NATS at nats://n:4222: CONNECTION_REFUSED',
   );
 });
 

@@ -7,12 +7,23 @@ import { NatsAdapter } from '../../../actors/runtime/nats.ts';
 import { ConfigStore } from '../../../actors/config/store.ts';
 import { seedCluster } from '../../auth/seed.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
-import type { StoreAccess } from '../store-access.ts';
+import { etcdFailure, natsFailure, type StoreAccess } from '../store-access.ts';
 
 export function etcdService(endpoints: () => string[], access: StoreAccess['etcd']): Provider<EtcdAdapter> {
   return provider(
     'etcd',
-    async () => new EtcdAdapter({ endpoints: endpoints(), auth: access.auth, tls: access.tls }),
+    async () => {
+      const etcd = new EtcdAdapter({ endpoints: endpoints(), auth: access.auth, tls: access.tls });
+      // One read now, so that a refused certificate or password is reported as etcd's, naming the
+      // flags to check, rather than as a gRPC status from whichever service reads first.
+      try {
+        await etcd.get(etcdKeys.clusterConfig);
+      } catch (err) {
+        await etcd.close();
+        throw new Error(etcdFailure(err, endpoints()).message);
+      }
+      return etcd;
+    },
     (etcd) => etcd.close(),
   );
 }
@@ -49,6 +60,8 @@ export function natsService(
         name: `monitor-backend/${cfg.name}`,
         auth: access.auth,
         tls: access.tls,
+      }).catch((err: unknown) => {
+        throw new Error(natsFailure(err, servers()));
       });
       nats.watchStatus((s) =>
         s === 'disconnected'
