@@ -45,6 +45,17 @@ export function installSafetyNet(
   log: Logger,
   onUncaught: () => void = () => process.exit(UNCAUGHT_EXIT_CODE),
 ): void {
+  // Node writes its warnings (a dependency's deprecations among them, such as the TLS client of
+  // etcd's gRPC naming an IP address as server name) as plain text on stderr, where a program's log
+  // is JSON lines: they are logged instead, once per code, since some repeat per connection.
+  process.removeAllListeners('warning');
+  const warned = new Set<string>();
+  process.on('warning', (w: Error & { code?: string }) => {
+    const key = w.code ?? `${w.name}: ${w.message}`;
+    if (warned.has(key)) return;
+    warned.add(key);
+    log.warn('node warning', { name: w.name, code: w.code, warning: scrubUrlCredentials(w.message) });
+  });
   process.on('unhandledRejection', (reason) => {
     log.error('unhandled promise rejection; running on', describe(reason));
   });

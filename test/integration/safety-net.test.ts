@@ -50,4 +50,20 @@ test('an uncaught exception is logged as one error line and the process exits wi
   assert.not.match(p.tail(), /s3cr3t/);
 });
 
+test("Node's process warnings are JSON log lines, once per code, without URL credentials", async () => {
+  const p = run('warn');
+  assert.is((await p.exited).code, 0, p.tail());
+  await p.drained();
+  const lines = p.jsonLines('stderr');
+  assert.equal(
+    lines.map((l) => [l.level, l.msg, l.code, l.warning]),
+    [
+      ['warn', 'node warning', 'DEP9999', 'old API used near nats://***@127.0.0.1:4222'],
+      ['warn', 'node warning', 'X1', 'something else'],
+    ],
+    p.tail(),
+  );
+  assert.is(p.lines('stderr').length, 2, 'nothing else on stderr');
+});
+
 test.run();
