@@ -65,6 +65,17 @@ export function mutated(base: unknown): fc.Arbitrary<unknown> {
     });
 }
 
+/**
+ * A request body as sent: arbitrary text, an arbitrary JSON value, or `valid` mutated (weighted
+ * towards the mutations, which get past the JSON parse and reach the schema).
+ */
+export const bodyText = (valid: unknown): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+    { weight: 2, arbitrary: jsonValue().map((x) => JSON.stringify(x) ?? 'null') },
+    { weight: 4, arbitrary: mutated(valid).map((x) => JSON.stringify(x) ?? 'null') },
+  );
+
 /** StatsD lines: arbitrary text, lines built from the format's tokens, and well-formed lines with odd values. */
 export const statsdLine: fc.Arbitrary<string> = fc.oneof(
   fc.string({ maxLength: 60 }),
