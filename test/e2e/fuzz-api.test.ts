@@ -4,13 +4,14 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { answered, coreApi } from '../harness/api.ts';
-import { bodyText, fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
+import { bodyText, fuzz, jsonValue, mutated, shadowed } from '../harness/fuzz.ts';
 
 // Fuzzing the REST API of one real backend (issue 13): POST/PUT bodies of every resource kind
-// (arbitrary JSON values, arbitrary text, mutated valid bodies) and list query strings (labelSelector,
-// fieldSelector, limit, continue). Every answer is a success or a 4xx `{message, code}`; a refused
-// write stores nothing (the lists afterwards hold only what was there plus what was accepted); the
-// backend keeps serving. Each request is bounded by the harness's per-request timeout.
+// (arbitrary JSON values, arbitrary text, mutated valid bodies, valid bodies with a `{"toString": ...}`
+// value) and list query strings (labelSelector, fieldSelector, limit, continue). Every answer is a
+// success or a 4xx `{message, code}`; a refused write stores nothing (the lists afterwards hold only
+// what was there plus what was accepted); the backend keeps serving. Each request is bounded by the
+// harness's per-request timeout.
 
 const BODY_RUNS = 3_000;
 const QUERY_RUNS = 2_000;
@@ -112,6 +113,7 @@ test(`REST bodies: ${BODY_RUNS.toLocaleString('en')} POST/PUT bodies over ${KIND
       { weight: 1, arbitrary: fc.string({ maxLength: 40 }).map((s) => ({ raw: s })) },
       { weight: 2, arbitrary: jsonValue().map((x) => ({ json: x })) },
       { weight: 4, arbitrary: mutated(k.valid).map((x) => ({ json: x })) },
+      { weight: 1, arbitrary: shadowed(k.valid).map((x) => ({ json: x })) },
     );
   await fuzz(
     'REST bodies',
@@ -136,13 +138,15 @@ test(`REST bodies: ${BODY_RUNS.toLocaleString('en')} POST/PUT bodies over ${KIND
               .slice(k.plural === 'events' ? -2 : -1)
               .join('/'),
           );
+          // Only strings name anything (a body's `{"toString": 1}` would throw in a template literal).
+          const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
           if (typeof j?.metadata?.name === 'string') set.add(j.metadata.name);
           if (k.plural === 'events') {
-            set.add(`${j?.entity?.metadata?.name}/${j?.check?.metadata?.name}`);
+            set.add(`${str(j?.entity?.metadata?.name)}/${str(j?.check?.metadata?.name)}`);
             // An event of an unknown entity creates it (as the reference does).
-            accepted.get('entities')!.add(String(j?.entity?.metadata?.name ?? k.put.split('/').at(-2)));
+            accepted.get('entities')!.add(str(j?.entity?.metadata?.name) ?? k.put.split('/').at(-2)!);
           }
-          if (k.plural === 'silenced') set.add(`${j?.subscription || '*'}:${j?.check || '*'}`);
+          if (k.plural === 'silenced') set.add(`${str(j?.subscription) || '*'}:${str(j?.check) || '*'}`);
         }
       },
     ),
