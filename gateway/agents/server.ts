@@ -45,17 +45,20 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
-function refuse(socket: Duplex, status: number, message: string, retryAfterSec?: number): void {
+function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(errorBody(kindOfStatus(status), message));
-  const retry = retryAfterSec !== undefined ? `Retry-After: ${retryAfterSec}\r\n` : '';
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -75,6 +78,18 @@ export class AgentGateway {
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: AgentGatewayOptions) {
+    // What ws itself refuses after our checks (a bad Sec-WebSocket-Key, -Version or -Protocol, a method
+    // other than GET) it would answer with a text body: JSON here, as every refusal is
+    // (docs/compatibility.md#error-format). Its status and version header, as ws would send them.
+    this.wss.on('wsClientError', (err, socket, req) => {
+      const version = Number(req.headers['sec-websocket-version']);
+      refuse(
+        socket,
+        req.method === 'GET' ? 400 : 405,
+        err.message,
+        version === 13 || version === 8 ? {} : { 'Sec-WebSocket-Version': '13, 8' },
+      );
+    });
     // Both encodings are offered; the payloads use protobuf only when the agent asked for exactly it.
     this.wss.on('headers', (headers, req) => {
       headers.push(
@@ -164,7 +179,13 @@ export class AgentGateway {
           reason: (err as Error).message,
           remote: req.socket.remoteAddress,
         });
-      refuse(socket, status, (err as Error).message, (err as Partial<HandshakeError>).retryAfterSec);
+      const retryAfterSec = (err as Partial<HandshakeError>).retryAfterSec;
+      refuse(
+        socket,
+        status,
+        (err as Error).message,
+        retryAfterSec !== undefined ? { 'Retry-After': String(retryAfterSec) } : {},
+      );
       return;
     }
     if (this.opts.entityLimit?.refuses(identity.namespace, identity.agentName)) {
