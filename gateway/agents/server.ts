@@ -46,8 +46,10 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -113,7 +115,7 @@ export class AgentGateway {
       res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket' }).end(body);
     });
     server.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
-    server.on('clientError', (_err, socket) => socket.destroy());
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.unreadable(err, socket));
     server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
       this.opts.log.info('agent TLS handshake failed', {
         reason: trustFailure(err) ?? err.message,
@@ -149,6 +151,24 @@ export class AgentGateway {
       Math.min(DEFAULTS.heartbeatTickMs, periodMs),
     );
     this.heartbeat.unref();
+  }
+
+  /**
+   * A request the HTTP parser cannot read (a byte no header may hold, headers over its 16 KiB) is
+   * answered as Node's default would answer it, but in JSON as every refusal here is: 431 for too
+   * large headers, 408 for a request too slow to come, 400 otherwise. Unless the peer is gone, or
+   * an answer to an earlier request on the connection has begun (Node's own rule: a second one
+   * would corrupt it).
+   */
+  private unreadable(err: NodeJS.ErrnoException, socket: Duplex): void {
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    if (err.code === 'HPE_HEADER_OVERFLOW') refuse(socket, 431, 'the request headers are too large');
+    else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') refuse(socket, 408, 'the request took too long');
+    else refuse(socket, 400, `malformed HTTP request: ${err.message}`);
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
