@@ -45,17 +45,22 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
-function refuse(socket: Duplex, status: number, message: string, retryAfterSec?: number): void {
+function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(errorBody(kindOfStatus(status), message));
-  const retry = retryAfterSec !== undefined ? `Retry-After: ${retryAfterSec}\r\n` : '';
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -77,6 +82,18 @@ export class AgentGateway {
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: AgentGatewayOptions) {
+    // What ws itself refuses after our checks (a bad Sec-WebSocket-Key, -Version or -Protocol, a method
+    // other than GET) it would answer with a text body: JSON here, as every refusal is
+    // (docs/compatibility.md#error-format). Its status and version header, as ws would send them.
+    this.wss.on('wsClientError', (err, socket, req) => {
+      const version = Number(req.headers['sec-websocket-version']);
+      refuse(
+        socket,
+        req.method === 'GET' ? 400 : 405,
+        err.message,
+        version === 13 || version === 8 ? {} : { 'Sec-WebSocket-Version': '13, 8' },
+      );
+    });
     // Both encodings are offered; the payloads use protobuf only when the agent asked for exactly it.
     this.wss.on('headers', (headers, req) => {
       headers.push(
@@ -100,7 +117,7 @@ export class AgentGateway {
       res.writeHead(426, { 'Content-Type': 'application/json', Upgrade: 'websocket' }).end(body);
     });
     server.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
-    server.on('clientError', (_err, socket) => socket.destroy());
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.unreadable(err, socket));
     server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
       this.opts.log.info('agent TLS handshake failed', {
         reason: trustFailure(err) ?? err.message,
@@ -138,6 +155,24 @@ export class AgentGateway {
     this.heartbeat.unref();
   }
 
+  /**
+   * A request the HTTP parser cannot read (a byte no header may hold, headers over its 16 KiB) is
+   * answered as Node's default would answer it, but in JSON as every refusal here is: 431 for too
+   * large headers, 408 for a request too slow to come, 400 otherwise. Unless the peer is gone, or
+   * an answer to an earlier request on the connection has begun (Node's own rule: a second one
+   * would corrupt it).
+   */
+  private unreadable(err: NodeJS.ErrnoException, socket: Duplex): void {
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    if (err.code === 'HPE_HEADER_OVERFLOW') refuse(socket, 431, 'the request headers are too large');
+    else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') refuse(socket, 408, 'the request took too long');
+    else refuse(socket, 400, `malformed HTTP request: ${err.message}`);
+  }
+
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '/').split('?')[0];
@@ -166,7 +201,13 @@ export class AgentGateway {
           reason: (err as Error).message,
           remote: req.socket.remoteAddress,
         });
-      refuse(socket, status, (err as Error).message, (err as Partial<HandshakeError>).retryAfterSec);
+      const retryAfterSec = (err as Partial<HandshakeError>).retryAfterSec;
+      refuse(
+        socket,
+        status,
+        (err as Error).message,
+        retryAfterSec !== undefined ? { 'Retry-After': String(retryAfterSec) } : {},
+      );
       return;
     }
     if (this.opts.entityLimit?.refuses(identity.namespace, identity.agentName)) {

@@ -41,6 +41,13 @@ export interface ConfigResource {
 
 const metaName = (b: Body) => (typeof b.metadata?.name === 'string' ? b.metadata.name : undefined);
 
+/**
+ * A body's value in an error message. Not String(): the body is not validated yet, and String() of a
+ * parsed `{"toString": 1}` throws.
+ */
+const shown = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
+const stringOr = (x: unknown) => (typeof x === 'string' ? x : undefined);
+
 const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced = true): ConfigResource => ({
   plural,
   type,
@@ -59,7 +66,7 @@ export function placeInUrl(body: Body, name: string | undefined, ns: string | un
     if (meta.name !== undefined && meta.name !== name)
       throw new ApiError(
         'invalid_argument',
-        `the name in the body ("${String(meta.name)}") differs from the URL ("${name}")`,
+        `the name in the body ("${shown(meta.name)}") differs from the URL ("${name}")`,
       );
     meta.name = name;
   }
@@ -67,7 +74,7 @@ export function placeInUrl(body: Body, name: string | undefined, ns: string | un
     if (meta.namespace !== undefined && meta.namespace !== ns)
       throw new ApiError(
         'invalid_argument',
-        `the namespace in the body ("${String(meta.namespace)}") differs from the URL ("${ns}")`,
+        `the namespace in the body ("${shown(meta.namespace)}") differs from the URL ("${ns}")`,
       );
     meta.namespace = ns;
   }
@@ -81,9 +88,12 @@ export const silencedResource: ConfigResource = {
   type: 'Silenced',
   namespaced: true,
   schema: Silenced,
+  // Before validation: only the string fields name it (the schema then refuses the others).
   nameOf: (b) =>
     metaName(b) ??
-    (b.subscription || b.check ? silencedName(b as { subscription?: string; check?: string }) : undefined),
+    (b.subscription || b.check
+      ? silencedName({ subscription: stringOr(b.subscription), check: stringOr(b.check) })
+      : undefined),
   toStored(value, { subject, now, silencedExpiry }) {
     const s = value as Body & {
       subscription?: string;

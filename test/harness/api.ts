@@ -65,6 +65,16 @@ export function isError(r: JsonResponse, status: number, what: string): void {
     );
 }
 
+/**
+ * A fuzz case's answer: true for a 2xx; a refusal must be a 4xx `{message, code}` (never a 5xx).
+ */
+export function answered(r: JsonResponse, what: string): boolean {
+  if (r.status >= 200 && r.status < 300) return true;
+  assert.ok(r.status >= 400 && r.status < 500, `${what}: 4xx, got ${r.status} ${JSON.stringify(r.body)}`);
+  isError(r, r.status, what);
+  return false;
+}
+
 export function created(r: JsonResponse, what: string): void {
   assert.is(r.status, 201, `${what}: expected 201, got ${r.status} ${JSON.stringify(r.body)}`);
   assert.is(r.body, '', `${what}: 201 with an empty body`);

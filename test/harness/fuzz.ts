@@ -29,20 +29,26 @@ export async function fuzz<Ts>(
 /** Any JSON value, deep enough to reach nested fields. */
 export const jsonValue = (): fc.Arbitrary<unknown> => fc.jsonValue({ maxDepth: 4 });
 
+/** The path of every value in `base`, itself (`[]`) first; with `leaves`, only those of no object or array. */
+function pathsOf(base: unknown, leaves = false): string[][] {
+  const paths: string[][] = [];
+  const walk = (x: unknown, p: string[]) => {
+    const object = !!x && typeof x === 'object';
+    if (!leaves || !object) paths.push(p);
+    if (object) for (const [k, v] of Object.entries(x)) walk(v, [...p, k]);
+  };
+  walk(base, []);
+  return paths;
+}
+
 /**
  * `base` mutated: a field somewhere replaced by an arbitrary JSON value, deleted, or a new key added;
  * the result stays mostly valid, so the schema's deeper checks get exercised.
  */
 export function mutated(base: unknown): fc.Arbitrary<unknown> {
-  const paths: string[][] = [];
-  const walk = (x: unknown, p: string[]) => {
-    paths.push(p);
-    if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) walk(v, [...p, k]);
-  };
-  walk(base, []);
   return fc
     .tuple(
-      fc.constantFrom(...paths),
+      fc.constantFrom(...pathsOf(base)),
       fc.constantFrom('replace', 'delete', 'add'),
       fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('metadata', 'name', '__proto__', 'constructor')),
       jsonValue(),
@@ -64,6 +70,47 @@ export function mutated(base: unknown): fc.Arbitrary<unknown> {
       return copy;
     });
 }
+
+/**
+ * `base` with a string, number, boolean or null replaced by an object whose own keys are Object.prototype's
+ * method names (`{"toString": 1}`): JSON.parse makes such objects, and `String(x)` or a template
+ * literal of one throws (as `x.hasOwnProperty(k)` does), which an arbitrary value almost never
+ * reaches. Leaves, since code that prints a value before validating it expects one there.
+ */
+export function shadowed(base: unknown): fc.Arbitrary<unknown> {
+  const leaves = pathsOf(base, true);
+  return fc
+    .tuple(
+      fc.constantFrom(...(leaves.length ? leaves : [[]])),
+      jsonValue(),
+      fc.dictionary(fc.constantFrom('valueOf', 'constructor', 'hasOwnProperty'), jsonValue(), {
+        maxKeys: 2,
+        noNullPrototype: true,
+      }),
+    )
+    .map(([path, toString, others]) => {
+      // `toString` always: it is the one String() and template literals call first.
+      const value = { ...others, toString };
+      if (path.length === 0) return value;
+      const copy = structuredClone(base) as Record<string, unknown>;
+      let parent: Record<string, unknown> = copy;
+      for (const k of path.slice(0, -1)) parent = parent[k] as Record<string, unknown>;
+      parent[path[path.length - 1]!] = value;
+      return copy;
+    });
+}
+
+/**
+ * A request body as sent: arbitrary text, an arbitrary JSON value, or `valid` mutated or shadowed
+ * (weighted towards the mutations, which get past the JSON parse and reach the schema).
+ */
+export const bodyText = (valid: unknown): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+    { weight: 2, arbitrary: jsonValue().map((x) => JSON.stringify(x) ?? 'null') },
+    { weight: 4, arbitrary: mutated(valid).map((x) => JSON.stringify(x) ?? 'null') },
+    { weight: 1, arbitrary: shadowed(valid).map((x) => JSON.stringify(x)) },
+  );
 
 /** StatsD lines: arbitrary text, lines built from the format's tokens, and well-formed lines with odd values. */
 export const statsdLine: fc.Arbitrary<string> = fc.oneof(

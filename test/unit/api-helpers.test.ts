@@ -7,6 +7,7 @@ import { ApiError } from '../../gateway/api/errors.ts';
 import { page, pagingOf, CONTINUE_HEADER } from '../../gateway/api/paginate.ts';
 import { eventLabels, metadataLabels, selectorOf } from '../../gateway/api/selectors.ts';
 import { unwrap } from '../../gateway/api/http.ts';
+import { placeInUrl, silencedResource } from '../../gateway/api/resources.ts';
 
 /** Runs `fn` inside a real Hono request for `query`, returning its result or the ApiError message. */
 async function within<T>(query: string, fn: (c: any) => T): Promise<T | string> {
@@ -198,6 +199,29 @@ test('authentication provider rule: each missing attribute is named', () => {
     }),
     [],
   );
+});
+
+test('a body value like `{"toString": 1}` (JSON.parse makes one) is refused or left to the schema, never a throw', () => {
+  const odd = JSON.parse('{"toString": 1}');
+  assert.throws(
+    () => placeInUrl({ metadata: { name: odd } }, 'x', undefined),
+    (e: unknown) => e instanceof ApiError && e.message.includes('{"toString":1}'),
+  );
+  assert.throws(
+    () => placeInUrl({ metadata: { namespace: odd } }, 'x', 'default'),
+    (e: unknown) => e instanceof ApiError && e.kind === 'invalid_argument',
+  );
+  // The silenced schema refuses the subscription afterwards.
+  assert.is(silencedResource.nameOf({ subscription: odd, check: 'disk' }), '*:disk');
+  const provider = { Type: odd, api_version: 'authentication/v2', metadata: { name: 'o' }, spec: {} };
+  assert.equal(missingProviderAttributes(provider), [
+    'spec.servers[].host',
+    'spec.servers[].binding.user_dn',
+    'spec.servers[].binding.password',
+    'spec.servers[].group_search.base_dn',
+    'spec.servers[].user_search.base_dn',
+  ]);
+  assert.is(normalizeProvider(provider).type, odd, 'left for the schema to refuse');
 });
 
 test.run();

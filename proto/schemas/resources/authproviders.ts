@@ -85,14 +85,22 @@ const has = (o: unknown, k: string): o is Record<string, unknown> =>
   (o as Record<string, unknown>)[k] !== undefined &&
   (o as Record<string, unknown>)[k] !== null;
 
+/**
+ * The kind a payload names, lower-cased; '' when it names none. Not String(): the payload is not
+ * validated yet, and String() of a parsed `{"toString": 1}` throws.
+ */
+const kindIn = (body: Record<string, unknown>) => {
+  const t = body.type ?? body.Type;
+  return typeof t === 'string' ? t.toLowerCase() : '';
+};
+
 /** Which required attributes a provider payload lacks (docs/compatibility.md#authentication-providers). */
 export function missingProviderAttributes(body: Record<string, unknown>): string[] {
   const missing: string[] = [];
   if (!has(body, 'type') && !has(body, 'Type')) missing.push('type');
   if (!has(body, 'api_version')) missing.push('api_version');
   if (!has(body, 'metadata') || !has(body.metadata, 'name')) missing.push('metadata.name');
-  const kind = String(body.type ?? body.Type ?? '').toLowerCase();
-  if (kind === 'oidc') {
+  if (kindIn(body) === 'oidc') {
     if (!has(body, 'spec')) missing.push('spec');
     return missing;
   }
@@ -119,8 +127,9 @@ export function missingProviderAttributes(body: Record<string, unknown>): string
 /** Normalizes the kind's spelling (`Type`, `AD`) before schema validation. */
 export function normalizeProvider(body: Record<string, unknown>): Record<string, unknown> {
   const { Type, ...rest } = body;
-  const kind = String(rest.type ?? Type ?? '').toLowerCase();
-  return { ...rest, type: kind };
+  const t = rest.type ?? Type;
+  // A kind that is no string goes on as it is, for the schema to refuse it.
+  return { ...rest, type: typeof t === 'string' ? t.toLowerCase() : t };
 }
 
 export const AuthProviderSchema = v.variant(
