@@ -1,7 +1,7 @@
 // suite-timeout: 240
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
+import { sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
 import { SHARD_COUNT } from '../../proto/names.ts';
 import { shardOf } from '../../actors/runtime/hash.ts';
 import { ownerOf } from '../../actors/runtime/placement.ts';
@@ -31,19 +31,17 @@ async function eventOf(b: Backend, entity: string) {
   return r.status === 200 ? r.body : undefined;
 }
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    await Promise.all(
-      MEMBERS.map(async (name) => {
-        backends.set(
-          name,
-          await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: LEASE_TTL }),
-        );
-      }),
-    );
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  await Promise.all(
+    MEMBERS.map(async (name) => {
+      backends.set(
+        name,
+        await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: LEASE_TTL }),
+      );
+    }),
+  );
+});
 
 test.after(async () => {
   for (const b of backends.values()) await b.kill().catch(() => {});

@@ -3,7 +3,6 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import {
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -85,13 +84,11 @@ const waitStatus = (b: Backend, agent: string, status: number, timeoutMs: number
 
 const logTime = (l: Record<string, any>) => Date.parse(l.time);
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    etcd = new Etcd3({ hosts: etcdSvc.url });
-    await Promise.all(['b1', 'b2', 'b3'].map(launch));
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  etcd = new Etcd3({ hosts: etcdSvc.url });
+  await Promise.all(['b1', 'b2', 'b3'].map(launch));
+});
 
 test.after(async () => {
   for (const a of agents) await a.kill().catch(() => {});

@@ -20,7 +20,6 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -135,36 +134,34 @@ async function etcdRound(): Promise<void> {
 
 let results: ReadBack | undefined;
 
-test.before(
-  loud(async () => {
-    [etcd, nats] = await Promise.all([startEtcdCluster({ size: 3 }), startNatsCluster({ size: 3 })]);
-    // The first backend creates the replicated buckets and streams; the others find them.
-    await launch(BACKENDS[0]!);
-    await Promise.all(BACKENDS.slice(1).map((n) => launch(n)));
-    await allServing('three backends');
-    const urls = BACKENDS.map((n) => backends.get(n)!.agentUrl);
-    for (const name of AGENTS) {
-      agents.push(
-        await startAgent({
-          name,
-          backendUrls: urls,
-          keepaliveInterval: 2,
-          warning: 30,
-          logLevel: 'info',
-          // The agents must not be the bottleneck: far above the rate they are fed.
-          extraArgs: ['--events-rate-limit', '500', '--events-burst-limit', '500'],
-        }),
-      );
-    }
-    const b = backends.get(BACKENDS[0]!)!;
-    for (const name of AGENTS) {
-      await waitFor(
-        async () => (await b.get(`/api/core/v2/namespaces/${NS}/events/${name}/keepalive`)).status === 200,
-        { timeoutMs: 30_000, what: `agent ${name} registered` },
-      );
-    }
-  }),
-);
+test.before(async () => {
+  [etcd, nats] = await Promise.all([startEtcdCluster({ size: 3 }), startNatsCluster({ size: 3 })]);
+  // The first backend creates the replicated buckets and streams; the others find them.
+  await launch(BACKENDS[0]!);
+  await Promise.all(BACKENDS.slice(1).map((n) => launch(n)));
+  await allServing('three backends');
+  const urls = BACKENDS.map((n) => backends.get(n)!.agentUrl);
+  for (const name of AGENTS) {
+    agents.push(
+      await startAgent({
+        name,
+        backendUrls: urls,
+        keepaliveInterval: 2,
+        warning: 30,
+        logLevel: 'info',
+        // The agents must not be the bottleneck: far above the rate they are fed.
+        extraArgs: ['--events-rate-limit', '500', '--events-burst-limit', '500'],
+      }),
+    );
+  }
+  const b = backends.get(BACKENDS[0]!)!;
+  for (const name of AGENTS) {
+    await waitFor(
+      async () => (await b.get(`/api/core/v2/namespaces/${NS}/events/${name}/keepalive`)).status === 200,
+      { timeoutMs: 30_000, what: `agent ${name} registered` },
+    );
+  }
+});
 
 test.after(async () => {
   for (const a of agents) await a.kill().catch(() => {});

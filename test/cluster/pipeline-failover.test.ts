@@ -5,7 +5,6 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   adminAuth,
-  loud,
   sleep,
   startBackend,
   startEtcd,
@@ -37,26 +36,21 @@ const marks = (kind: 'start' | 'done') =>
     .filter((f) => f.startsWith(`${kind}.`))
     .map((f) => ({ node: f.split('.')[1]!, body: readFileSync(join(dir, f), 'utf8') }));
 
-test.before(
-  loud(async () => {
-    etcdSvc = await startEtcd();
-    natsSvc = await startNats();
-    dir = join(tempDir('pipeline-failover'), 'out');
-    mkdirSync(dir, { recursive: true });
-    for (const name of ['pf-1', 'pf-2'])
-      backends.set(
-        name,
-        await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: 5 }),
-      );
-    const b = backends.get('pf-1')!;
-    const r = await call(b, '/namespaces/default/handlers/slow', 'PUT', {
-      metadata: { name: 'slow', namespace: 'default' },
-      type: 'pipe',
-      command: `touch ${dir}/start.$MONITOR_BACKEND_NODE.$$; sleep 4; cat > ${dir}/done.$MONITOR_BACKEND_NODE.$$`,
-    });
-    assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
-  }),
-);
+test.before(async () => {
+  etcdSvc = await startEtcd();
+  natsSvc = await startNats();
+  dir = join(tempDir('pipeline-failover'), 'out');
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['pf-1', 'pf-2'])
+    backends.set(name, await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: 5 }));
+  const b = backends.get('pf-1')!;
+  const r = await call(b, '/namespaces/default/handlers/slow', 'PUT', {
+    metadata: { name: 'slow', namespace: 'default' },
+    type: 'pipe',
+    command: `touch ${dir}/start.$MONITOR_BACKEND_NODE.$$; sleep 4; cat > ${dir}/done.$MONITOR_BACKEND_NODE.$$`,
+  });
+  assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+});
 
 test.after(async () => {
   for (const b of backends.values()) await b.stop().catch(() => {});

@@ -4,7 +4,6 @@ import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import { connect, type NatsConnection } from 'nats';
 import {
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -35,25 +34,23 @@ async function owners(): Promise<Map<number, string>> {
   return new Map(Object.entries(kvs).map(([k, v]) => [shardOfOwnerKey(k)!, v]));
 }
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    etcd = new Etcd3({ hosts: etcdSvc.url });
-    for (const name of ['s1', 's2'])
-      backends.set(
-        name,
-        await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: LEASE_TTL }),
-      );
-    nc = await connect({ servers: natsSvc.url });
-    const sub = nc.subscribe('monitor.sub.default.web');
-    void (async () => {
-      for await (const m of sub) {
-        const req = JSON.parse(Buffer.from(m.data).toString());
-        seen.push({ at: Date.now(), issued: req.issued, check: req.config.metadata.name });
-      }
-    })();
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  etcd = new Etcd3({ hosts: etcdSvc.url });
+  for (const name of ['s1', 's2'])
+    backends.set(
+      name,
+      await startBackend({ name, etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, leaseTtl: LEASE_TTL }),
+    );
+  nc = await connect({ servers: natsSvc.url });
+  const sub = nc.subscribe('monitor.sub.default.web');
+  void (async () => {
+    for await (const m of sub) {
+      const req = JSON.parse(Buffer.from(m.data).toString());
+      seen.push({ at: Date.now(), issued: req.issued, check: req.config.metadata.name });
+    }
+  })();
+});
 
 test.after(async () => {
   await agent?.stop().catch(() => {});

@@ -5,7 +5,6 @@ import {
   ADMIN,
   adminAuth,
   getJson,
-  loud,
   startBackend,
   startEtcd,
   startNats,
@@ -50,13 +49,11 @@ async function within<T>(what: string, fn: () => Promise<T | undefined | false>)
   return waitFor(fn, { timeoutMs: WATCH_MS, intervalMs: 50, what });
 }
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    t1 = await startBackend({ name: 't1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, logLevel: 'info' });
-    t2 = await startBackend({ name: 't2', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, logLevel: 'info' });
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  t1 = await startBackend({ name: 't1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, logLevel: 'info' });
+  t2 = await startBackend({ name: 't2', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url, logLevel: 'info' });
+});
 
 test.after(async () => {
   for (const b of [t1, t2]) await b?.stop().catch(() => {});

@@ -5,7 +5,6 @@ import * as assert from 'uvu/assert';
 import {
   freePort,
   getJson,
-  loud,
   startAgent,
   startBackend,
   waitFor,
@@ -48,19 +47,17 @@ function badRequest(r: { status: number; body: any }, status: number, what: stri
   if (pattern) assert.match(r.body.message, pattern, what);
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'agent-api' });
-    agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
-    await waitFor(
-      async () => {
-        const r = await getJson(`${agent.apiUrl}/healthz`).catch(() => undefined);
-        return r?.status === 200 ? r : undefined;
-      },
-      { timeoutMs: 20000, what: 'agent API healthy' },
-    );
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'agent-api' });
+  agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
+  await waitFor(
+    async () => {
+      const r = await getJson(`${agent.apiUrl}/healthz`).catch(() => undefined);
+      return r?.status === 200 ? r : undefined;
+    },
+    { timeoutMs: 20000, what: 'agent API healthy' },
+  );
+});
 
 test.after(async () => {
   for (const a of others) await a.stop().catch(() => {});

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
-import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { startBackend, waitFor, type Backend } from '../harness/index.ts';
 
 // Everything an agent port can be sent that is wrong: bad handshakes get an HTTP status with a JSON
 // body, bad frames close the socket with a WebSocket code and reason, and the backend keeps serving.
@@ -65,11 +65,9 @@ async function stillHealthy() {
   assert.is(h.status, 200, 'backend still healthy');
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'bad-input' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'bad-input' });
+});
 test.after(async () => {
   for (const ws of sockets) ws.terminate();
   await backend?.stop();

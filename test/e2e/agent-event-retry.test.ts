@@ -4,7 +4,6 @@ import * as assert from 'uvu/assert';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import {
   getJson,
-  loud,
   startAgent,
   startBackend,
   startEtcd,
@@ -40,20 +39,18 @@ async function setEventsAttached(attached: boolean): Promise<void> {
   });
 }
 
-test.before(
-  loud(async () => {
-    [etcd, nats] = await Promise.all([startEtcd(), startNats()]);
-    backend = await startBackend({ name: 'event-retry', etcdUrl: etcd.url, natsUrl: nats.url });
-    nc = await connect({ servers: nats.url });
-    jsm = await nc.jetstreamManager();
-    agent = await startAgent({ name: 'retry-agent', backendUrls: backend.agentUrl, logLevel: 'info' });
-    await waitFor(
-      async () =>
-        (await api(`/namespaces/default/events/retry-agent/keepalive`)).status === 200 ? true : undefined,
-      { timeoutMs: 20000, what: 'the agent keepalive' },
-    );
-  }),
-);
+test.before(async () => {
+  [etcd, nats] = await Promise.all([startEtcd(), startNats()]);
+  backend = await startBackend({ name: 'event-retry', etcdUrl: etcd.url, natsUrl: nats.url });
+  nc = await connect({ servers: nats.url });
+  jsm = await nc.jetstreamManager();
+  agent = await startAgent({ name: 'retry-agent', backendUrls: backend.agentUrl, logLevel: 'info' });
+  await waitFor(
+    async () =>
+      (await api(`/namespaces/default/events/retry-agent/keepalive`)).status === 200 ? true : undefined,
+    { timeoutMs: 20000, what: 'the agent keepalive' },
+  );
+});
 
 test.after(async () => {
   await setEventsAttached(true).catch(() => {});

@@ -8,7 +8,6 @@ import { coreApi, created, isError } from '../harness/api.ts';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  loud,
   startAgent,
   startBackend,
   tempDir,
@@ -77,16 +76,14 @@ async function launch(name: string, extraArgs: string[] = []): Promise<AgentProc
   return a;
 }
 
-test.before(
-  loud(async () => {
-    handlerRoot = tempDir('lifecycle-handlers');
-    backend = await startBackend({
-      name: 'lifecycle-1',
-      extraArgs: ['--deregistration-handler', 'dereg-default'],
-      env: { MONITOR_ENTITY_LIMIT: String(LIMIT) },
-    });
-  }),
-);
+test.before(async () => {
+  handlerRoot = tempDir('lifecycle-handlers');
+  backend = await startBackend({
+    name: 'lifecycle-1',
+    extraArgs: ['--deregistration-handler', 'dereg-default'],
+    env: { MONITOR_ENTITY_LIMIT: String(LIMIT) },
+  });
+});
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});

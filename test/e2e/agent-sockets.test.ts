@@ -5,7 +5,6 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   freePort,
-  loud,
   startAgent,
   startBackend,
   waitFor,
@@ -73,13 +72,11 @@ async function storedEvent(entity: string, check: string, timeoutMs = 15000) {
   );
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'agent-sockets' });
-    agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
-    await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'agent-sockets' });
+  agent = await startAgent({ name: AGENT, backendUrls: backend.agentUrl });
+  await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
+});
 
 test.after(async () => {
   for (const a of others) await a.stop().catch(() => {});

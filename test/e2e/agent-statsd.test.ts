@@ -6,7 +6,6 @@ import { WebSocketServer } from 'ws';
 import { decodeFrame, encodeFrame, messageBytes } from '../../proto/frames.ts';
 import {
   freePort,
-  loud,
   startAgent,
   startBackend,
   waitFor,
@@ -35,11 +34,9 @@ function udp(port: number, payload: string | Buffer): Promise<void> {
   });
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'agent-statsd' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'agent-statsd' });
+});
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});

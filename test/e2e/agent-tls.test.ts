@@ -1,15 +1,7 @@
 // suite-timeout: 240
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import {
-  loud,
-  Proc,
-  startAgent,
-  startBackend,
-  waitFor,
-  type AgentProc,
-  type Backend,
-} from '../harness/index.ts';
+import { Proc, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 import { BACKEND_BIN } from '../harness/backend.ts';
 import { AGENT_BIN } from '../harness/agent.ts';
 import { issueClientCert, makeTestCerts, type TestCerts } from '../harness/certs.ts';
@@ -66,23 +58,21 @@ async function run(
   return { code: exit.code, stderr: p.lines('stderr').join('\n') };
 }
 
-test.before(
-  loud(async () => {
-    certs = makeTestCerts();
-    // Client certificates are asked for but optional here: Basic credentials must keep working.
-    backend = await startBackend({
-      name: 'tls-1',
-      extraArgs: [
-        '--agent-cert-file',
-        certs.serverCert,
-        '--agent-key-file',
-        certs.serverKey,
-        '--agent-trusted-ca-file',
-        certs.ca,
-      ],
-    });
-  }),
-);
+test.before(async () => {
+  certs = makeTestCerts();
+  // Client certificates are asked for but optional here: Basic credentials must keep working.
+  backend = await startBackend({
+    name: 'tls-1',
+    extraArgs: [
+      '--agent-cert-file',
+      certs.serverCert,
+      '--agent-key-file',
+      certs.serverKey,
+      '--agent-trusted-ca-file',
+      certs.ca,
+    ],
+  });
+});
 
 test.after(async () => {
   for (const a of agents.splice(0)) await a.stop().catch(() => {});

@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
 import { collection, KINDS, named, one, withMeta } from './api-config-resources/kinds.ts';
 
@@ -17,18 +17,16 @@ const OTHER_NS = 'cfg-other';
 
 const api = coreApi(() => backend);
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'api-config' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-    const r = await api('/namespaces', 'POST', { name: OTHER_NS });
-    if (r.status !== 201)
-      throw new Error(`cannot create namespace ${OTHER_NS}: ${r.status} ${JSON.stringify(r.body)}`);
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'api-config' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+  const r = await api('/namespaces', 'POST', { name: OTHER_NS });
+  if (r.status !== 201)
+    throw new Error(`cannot create namespace ${OTHER_NS}: ${r.status} ${JSON.stringify(r.body)}`);
+});
 
 test.after(async () => {
   await backend?.stop();

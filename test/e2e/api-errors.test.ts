@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { adminAuth, loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { adminAuth, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created, isError } from '../harness/api.ts';
 
 // Errors across the API: malformed bodies of every kind, the request size limit, unknown routes;
@@ -12,15 +12,13 @@ let backend: Backend;
 
 const api = coreApi(() => backend);
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'api-errors' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'api-errors' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   await backend?.stop();

@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
+import { startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
 import { coreApi, created, isError, type Body } from '../harness/api.ts';
 
 // Lists across the API: pagination walks (limit, the Monitor-Continue header, no duplicates or
@@ -53,15 +53,13 @@ const listUntil = (path: string, ok: (items: Body[]) => boolean, what: string) =
     { timeoutMs: 8000, intervalMs: 50, what },
   );
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'api-lists' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'api-lists' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   await backend?.stop();

@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { getJson, loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { getJson, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { basic, bearer, coreApi, created, fresh, isError, keyAuth, type Body } from '../harness/api.ts';
 import { userCalls, type Tokens } from './api-namespaces-users-keys/users.ts';
 
@@ -16,15 +16,13 @@ const api = coreApi(() => backend);
 
 const { auth, login, newUser } = userCalls(() => backend);
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'api-ns-users' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'api-ns-users' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   await backend?.stop();

@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
 
 // A duplicate is a repeated request, not a repeated event id (docs/compatibility.md): a REST write
@@ -23,15 +23,13 @@ const stored = async (entity: string, check: string) => {
   return r.body;
 };
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'api-retries' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'api-retries' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   await backend?.stop();

@@ -5,7 +5,6 @@ import { Attribute, Change, Client } from 'ldapts';
 import {
   freePort,
   getJson,
-  loud,
   startBackend,
   startSlapd,
   waitFor,
@@ -46,11 +45,9 @@ function slapdProvider(name: string, servers?: Array<Record<string, unknown>>) {
 const jwtPayload = (token: string) =>
   JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
 
-test.before(
-  loud(async () => {
-    [backend, slapd] = await Promise.all([startBackend({ name: 'authproviders-login' }), startSlapd()]);
-  }),
-);
+test.before(async () => {
+  [backend, slapd] = await Promise.all([startBackend({ name: 'authproviders-login' }), startSlapd()]);
+});
 
 test.after(async () => {
   await Promise.allSettled([backend?.stop(), slapd?.stop()]);

@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { getJson, loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { getJson, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { bearer } from '../harness/api.ts';
 import { BASE, providerCalls } from './authproviders/calls.ts';
 
@@ -62,11 +62,9 @@ function without(obj: unknown, path: string): Record<string, unknown> {
   return copy;
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'authproviders' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'authproviders' });
+});
 
 test.after(async () => {
   await backend?.stop();

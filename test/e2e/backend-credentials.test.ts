@@ -4,7 +4,6 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   BACKEND_BIN,
-  loud,
   startBackend,
   startEtcd,
   startNats,
@@ -30,14 +29,12 @@ let etcd: EtcdServer;
 const others: { stop(): Promise<unknown> }[] = [];
 const backends: Backend[] = [];
 
-test.before(
-  loud(async () => {
-    [nats, etcd] = await Promise.all([
-      startNats({ auth: { user: 'monitor', password: NATS_PASSWORD } }),
-      startEtcd({ rootPassword: ETCD_PASSWORD }),
-    ]);
-  }),
-);
+test.before(async () => {
+  [nats, etcd] = await Promise.all([
+    startNats({ auth: { user: 'monitor', password: NATS_PASSWORD } }),
+    startEtcd({ rootPassword: ETCD_PASSWORD }),
+  ]);
+});
 
 test.after(async () => {
   for (const b of backends) await b.kill().catch(() => {});

@@ -6,7 +6,6 @@ import { subjects } from '../../proto/names.ts';
 import { coreApi } from '../harness/api.ts';
 import {
   freePort,
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -82,18 +81,16 @@ async function serverSubjects(): Promise<string[]> {
 }
 const countOf = async (subject: string) => (await serverSubjects()).filter((s) => s === subject).length;
 
-test.before(
-  loud(async () => {
-    monitorPort = await freePort();
-    [etcdSvc, natsSvc] = await Promise.all([
-      startEtcd(),
-      startNats({ extraArgs: ['-m', String(monitorPort)] }),
-    ]);
-    b1 = await startBackend({ name: 'deliver-1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
-    b2 = await startBackend({ name: 'deliver-2', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
-    nc = await connect({ servers: natsSvc.url });
-  }),
-);
+test.before(async () => {
+  monitorPort = await freePort();
+  [etcdSvc, natsSvc] = await Promise.all([
+    startEtcd(),
+    startNats({ extraArgs: ['-m', String(monitorPort)] }),
+  ]);
+  b1 = await startBackend({ name: 'deliver-1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  b2 = await startBackend({ name: 'deliver-2', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  nc = await connect({ servers: natsSvc.url });
+});
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});

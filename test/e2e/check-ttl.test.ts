@@ -1,15 +1,7 @@
 // suite-timeout: 240
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import {
-  loud,
-  sleep,
-  startAgent,
-  startBackend,
-  waitFor,
-  type AgentProc,
-  type Backend,
-} from '../harness/index.ts';
+import { sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh, isError, type Body } from '../harness/api.ts';
 
 // The check TTL (dead man's switch) through the REST API: a result with a ttl arms it, the failure
@@ -39,11 +31,9 @@ const waitStatus = (entity: string, check: string, status: number, timeoutMs: nu
   );
 const TTL_OUTPUT = /^Last check execution was (\d+) seconds ago$/;
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'ttl-1' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'ttl-1' });
+});
 
 test.after(async () => {
   await agent?.kill('SIGCONT').catch(() => {});

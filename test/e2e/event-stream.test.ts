@@ -5,7 +5,6 @@ import * as assert from 'uvu/assert';
 import {
   adminAuth,
   getJson,
-  loud,
   startAgent,
   startBackend,
   waitFor,
@@ -155,35 +154,33 @@ const openStreams = async () => {
 let viewToken = '';
 let noneToken = '';
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'event-stream' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
+test.before(async () => {
+  backend = await startBackend({ name: 'event-stream' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+  created(await api('/namespaces', 'POST', { name: OTHER_NS }), `namespace ${OTHER_NS}`);
+  for (const u of ['s-view', 's-none'])
+    created(await api('/users', 'POST', { username: u, password: PW, groups: [] }), `user ${u}`);
+  created(
+    await api('/namespaces/default/rolebindings', 'POST', {
+      metadata: { name: 'rb-s-view' },
+      role_ref: { type: 'ClusterRole', name: 'view' },
+      subjects: [{ type: 'User', name: 's-view' }],
+    }),
+    'rolebinding of s-view',
+  );
+  const login = async (u: string) => {
+    const r = await getJson(`${backend.apiUrl}/auth`, {
+      headers: { Authorization: `Basic ${Buffer.from(`${u}:${PW}`).toString('base64')}` },
     });
-    created(await api('/namespaces', 'POST', { name: OTHER_NS }), `namespace ${OTHER_NS}`);
-    for (const u of ['s-view', 's-none'])
-      created(await api('/users', 'POST', { username: u, password: PW, groups: [] }), `user ${u}`);
-    created(
-      await api('/namespaces/default/rolebindings', 'POST', {
-        metadata: { name: 'rb-s-view' },
-        role_ref: { type: 'ClusterRole', name: 'view' },
-        subjects: [{ type: 'User', name: 's-view' }],
-      }),
-      'rolebinding of s-view',
-    );
-    const login = async (u: string) => {
-      const r = await getJson(`${backend.apiUrl}/auth`, {
-        headers: { Authorization: `Basic ${Buffer.from(`${u}:${PW}`).toString('base64')}` },
-      });
-      if (r.status !== 200) throw new Error(`login of ${u}: ${r.status}`);
-      return r.body.access_token as string;
-    };
-    viewToken = await login('s-view');
-    noneToken = await login('s-none');
-  }),
-);
+    if (r.status !== 200) throw new Error(`login of ${u}: ${r.status}`);
+    return r.body.access_token as string;
+  };
+  viewToken = await login('s-view');
+  noneToken = await login('s-none');
+});
 
 test.after.each(() => {
   while (streams.length) streams.pop()!.close();

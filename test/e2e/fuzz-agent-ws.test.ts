@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { encodeFrame, jsonCodec, type FrameType, type PayloadCodec } from '../../proto/frames.ts';
 import { protobufCodec } from '../../proto/wire/codec.ts';
-import { loud, startBackend, type Backend } from '../harness/index.ts';
+import { startBackend, type Backend } from '../harness/index.ts';
 import { fuzz, jsonValue, mutated } from '../harness/fuzz.ts';
 
 // Fuzzing a real backend's agent port (issue 13, docs/compatibility.md#frames): arbitrary and mutated
@@ -22,11 +22,9 @@ const NAME = 'fz-ws-agent';
 let backend: Backend;
 const sockets: WebSocket[] = [];
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'fuzz-agent-ws' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'fuzz-agent-ws' });
+});
 
 test.after(async () => {
   for (const ws of sockets) ws.terminate();

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { getJson, loud, startAgent, startBackend, type AgentProc, type Backend } from '../harness/index.ts';
+import { getJson, startAgent, startBackend, type AgentProc, type Backend } from '../harness/index.ts';
 import { fuzz, jsonValue, mutated, statsdLine } from '../harness/fuzz.ts';
 
 // Fuzzing a real agent's local inputs (issue 13, docs/compatibility.md#agent-local-inputs): POST
@@ -21,13 +21,11 @@ const STATSD_RUNS = 3_000;
 let backend: Backend;
 let agent: AgentProc;
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'fuzz-agent' });
-    agent = await startAgent({ name: 'fuzz-agent', backendUrls: backend.agentUrl });
-    await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'fuzz-agent' });
+  agent = await startAgent({ name: 'fuzz-agent', backendUrls: backend.agentUrl });
+  await agent.proc.waitForLine((l) => l.includes('connected to backend'), 20000);
+});
 
 test.after(async () => {
   await agent?.stop().catch(() => {});

@@ -2,7 +2,7 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { loud, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { answered, coreApi } from '../harness/api.ts';
 import { bodyText, fuzz, jsonValue, mutated, shadowed } from '../harness/fuzz.ts';
 
@@ -20,15 +20,13 @@ const PATCH_RUNS = 1_000;
 let backend: Backend;
 const api = coreApi(() => backend);
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'fuzz-api' });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'fuzz-api' });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   await backend?.stop();

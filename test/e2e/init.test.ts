@@ -7,7 +7,6 @@ import {
   BACKEND_BIN,
   freePort,
   getJson,
-  loud,
   startBackend,
   waitFor,
   type Backend,
@@ -104,12 +103,10 @@ const namesOf = (r: JsonResponse) =>
     (x) => x.metadata?.name ?? x.name ?? x.username,
   );
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'init-1', init: false, logLevel: 'info' });
-    backends.push(backend);
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'init-1', init: false, logLevel: 'info' });
+  backends.push(backend);
+});
 
 test.after(async () => {
   for (const b of backends) await b.stop().catch(() => {});

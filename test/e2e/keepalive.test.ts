@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
+import { startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 
 // A backend with embedded etcd and NATS and a real agent: registration, the OK keepalive, the
 // warning and critical alerts when the agent goes silent, and recovery when it comes back.
@@ -34,11 +34,9 @@ const startOurAgent = () =>
     critical: CRITICAL,
   });
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'e2e-1' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'e2e-1' });
+});
 
 test.after(async () => {
   await agent?.stop().catch(() => {});

@@ -4,7 +4,6 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import {
   getJson,
-  loud,
   startAgent,
   startBackend,
   waitFor,
@@ -86,27 +85,25 @@ function handshake(
   });
 }
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({
-      name: 'login-limits',
-      extraArgs: [
-        '--login-user-failures',
-        String(USER_FAILURES),
-        '--login-user-window',
-        String(WINDOW_SEC),
-        '--login-address-failures',
-        String(ADDRESS_FAILURES),
-        '--login-address-window',
-        String(WINDOW_SEC),
-      ],
-    });
-    await waitFor(async () => (await api('/namespaces')).status === 200, {
-      timeoutMs: 10000,
-      what: 'the admin API key to work',
-    });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({
+    name: 'login-limits',
+    extraArgs: [
+      '--login-user-failures',
+      String(USER_FAILURES),
+      '--login-user-window',
+      String(WINDOW_SEC),
+      '--login-address-failures',
+      String(ADDRESS_FAILURES),
+      '--login-address-window',
+      String(WINDOW_SEC),
+    ],
+  });
+  await waitFor(async () => (await api('/namespaces')).status === 200, {
+    timeoutMs: 10000,
+    what: 'the admin API key to work',
+  });
+});
 
 test.after(async () => {
   for (const ws of sockets) ws.terminate();

@@ -7,7 +7,6 @@ import { connect, type NatsConnection } from 'nats';
 import { streams } from '../../proto/names.ts';
 import { coreApi } from '../harness/api.ts';
 import {
-  loud,
   startBackend,
   startEtcd,
   startNats,
@@ -30,27 +29,25 @@ let dir: string;
 let nc: NatsConnection | undefined;
 const api = coreApi(() => backend);
 
-test.before(
-  loud(async () => {
-    etcdSvc = await startEtcd();
-    natsSvc = await startNats();
-    dir = join(tempDir('pipeline-parking'), 'out');
-    mkdirSync(dir, { recursive: true });
-    backend = await startBackend({ name: 'park-1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
-    for (const [name, command] of [
-      // The pause lets the API answer the event's POST before the node dies.
-      ['poison', `touch ${dir}/start.$$; sleep 1; kill -9 $PPID`],
-      ['good', `cat > ${dir}/good.$$`],
-    ]) {
-      const r = await api(`/namespaces/default/handlers/${name}`, 'PUT', {
-        metadata: { name, namespace: 'default' },
-        type: 'pipe',
-        command,
-      });
-      assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
-    }
-  }),
-);
+test.before(async () => {
+  etcdSvc = await startEtcd();
+  natsSvc = await startNats();
+  dir = join(tempDir('pipeline-parking'), 'out');
+  mkdirSync(dir, { recursive: true });
+  backend = await startBackend({ name: 'park-1', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  for (const [name, command] of [
+    // The pause lets the API answer the event's POST before the node dies.
+    ['poison', `touch ${dir}/start.$$; sleep 1; kill -9 $PPID`],
+    ['good', `cat > ${dir}/good.$$`],
+  ]) {
+    const r = await api(`/namespaces/default/handlers/${name}`, 'PUT', {
+      metadata: { name, namespace: 'default' },
+      type: 'pipe',
+      command,
+    });
+    assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+  }
+});
 
 test.after(async () => {
   await nc?.close();

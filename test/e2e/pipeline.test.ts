@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { coreApi, created, fresh, isError } from '../harness/api.ts';
 import {
   freePort,
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -90,15 +89,13 @@ const postEvent = async (
     'event',
   );
 
-test.before(
-  loud(async () => {
-    root = tempDir('pipeline');
-    backend = await startBackend({
-      name: 'pipeline-1',
-      extraArgs: ['--max-silenced-expiry-time-allowed', '3600'],
-    });
-  }),
-);
+test.before(async () => {
+  root = tempDir('pipeline');
+  backend = await startBackend({
+    name: 'pipeline-1',
+    extraArgs: ['--max-silenced-expiry-time-allowed', '3600'],
+  });
+});
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});

@@ -1,7 +1,7 @@
 // suite-timeout: 240
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { adminAuth, getJson, loud, startBackend, type Backend } from '../harness/index.ts';
+import { adminAuth, getJson, startBackend, type Backend } from '../harness/index.ts';
 import { basic, bearer } from '../harness/api.ts';
 import { defaultCells, extraCells, otherCells, report, runCells } from './rbac-matrix/matrix.ts';
 import {
@@ -33,11 +33,9 @@ const asAdmin = (method: string, path: string, body?: object) => call(adminAuth,
 const login = (user: string, password: string) =>
   getJson(`${backend.apiUrl}/auth`, { headers: basic(user, password) });
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'rbac-matrix', logLevel: 'info' });
-  }),
-);
+test.before(async () => {
+  backend = await startBackend({ name: 'rbac-matrix', logLevel: 'info' });
+});
 
 test.after(async () => {
   await backend?.stop();

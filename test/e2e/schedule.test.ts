@@ -2,15 +2,7 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection, type Subscription } from 'nats';
-import {
-  loud,
-  sleep,
-  startAgent,
-  startBackend,
-  waitFor,
-  type AgentProc,
-  type Backend,
-} from '../harness/index.ts';
+import { sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh, type Body } from '../harness/api.ts';
 import { buckets } from '../../proto/names.ts';
 import { splayOf } from '../../actors/schedule/splay.ts';
@@ -48,38 +40,36 @@ const createCheck = async (name: string, body: Body) =>
     `create ${name}`,
   );
 
-test.before(
-  loud(async () => {
-    backend = await startBackend({ name: 'sched-1' });
-    nc = await connect({ servers: backend.embedded!.natsListen });
-    sub = nc.subscribe('monitor.>');
-    void (async () => {
-      for await (const m of sub) {
-        if (m.subject.startsWith('monitor.adhoc.')) continue;
-        if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
-        try {
-          seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) });
-        } catch {
-          /* not ours */
-        }
+test.before(async () => {
+  backend = await startBackend({ name: 'sched-1' });
+  nc = await connect({ servers: backend.embedded!.natsListen });
+  sub = nc.subscribe('monitor.>');
+  void (async () => {
+    for await (const m of sub) {
+      if (m.subject.startsWith('monitor.adhoc.')) continue;
+      if (!m.subject.startsWith('monitor.sub.') && !m.subject.startsWith('monitor.rr.')) continue;
+      try {
+        seen.push({ subject: m.subject, at: Date.now(), req: JSON.parse(Buffer.from(m.data).toString()) });
+      } catch {
+        /* not ours */
       }
-    })();
-    for (const [name, subs] of [
-      [web1, ['web']],
-      [web2, ['web']],
-      [db1, ['db']],
-    ] as const) {
-      agents.push(await startAgent({ name, backendUrls: backend.agentUrl, subscriptions: [...subs] }));
     }
-    for (const a of agents) {
-      await waitFor(async () => (await api(`/namespaces/default/entities/${a.name}`)).status === 200, {
-        timeoutMs: 20000,
-        what: `entity ${a.name}`,
-      });
-    }
-    await sleep(500);
-  }),
-);
+  })();
+  for (const [name, subs] of [
+    [web1, ['web']],
+    [web2, ['web']],
+    [db1, ['db']],
+  ] as const) {
+    agents.push(await startAgent({ name, backendUrls: backend.agentUrl, subscriptions: [...subs] }));
+  }
+  for (const a of agents) {
+    await waitFor(async () => (await api(`/namespaces/default/entities/${a.name}`)).status === 200, {
+      timeoutMs: 20000,
+      what: `entity ${a.name}`,
+    });
+  }
+  await sleep(500);
+});
 
 test.after(async () => {
   for (const a of agents) await a.stop().catch(() => {});

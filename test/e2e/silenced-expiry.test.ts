@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { loud, sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
+import { sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, fresh } from '../harness/api.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { ConfigStore } from '../../actors/config/store.ts';
@@ -38,13 +38,11 @@ const present = (name: string) =>
     { timeoutMs: 5000, intervalMs: 50, what: `${name} on B` },
   );
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    a = await startBackend({ name: 'silenced-a', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
-    b = await startBackend({ name: 'silenced-b', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  a = await startBackend({ name: 'silenced-a', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+  b = await startBackend({ name: 'silenced-b', etcdUrl: etcdSvc.url, natsUrl: natsSvc.url });
+});
 
 test.after(async () => {
   await Promise.allSettled([a?.stop(), b?.stop()]);

@@ -23,8 +23,8 @@ export * from './slapd.ts';
 /**
  * Wraps a callback so that an error it throws is printed to stderr, as it
  * happens, before being rethrown: `test('...', loud(async () => { ... }))`.
- * Before hooks need it no more (./uvu.ts reports their errors); the older
- * suites still wrap theirs, which then prints the error twice.
+ * Not for before hooks: ./uvu.ts reports their errors, so a wrapped hook's
+ * error would print twice.
  */
 export function loud<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {

@@ -5,7 +5,6 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
   getJson,
-  loud,
   sleep,
   startAgent,
   startBackend,
@@ -117,12 +116,10 @@ async function expectNoneStored(entity: string, names: string[]) {
   }
 }
 
-test.before(
-  loud(async () => {
-    [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
-    await launchBackend();
-  }),
-);
+test.before(async () => {
+  [etcdSvc, natsSvc] = await Promise.all([startEtcd(), startNats()]);
+  await launchBackend();
+});
 
 test.after(async () => {
   for (const a of agents) await a.kill().catch(() => {});

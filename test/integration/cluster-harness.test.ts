@@ -8,7 +8,6 @@ import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';
 import { connect, type KV, type NatsConnection } from 'nats';
 import {
-  loud,
   startEtcdCluster,
   startNatsCluster,
   waitFor,
@@ -62,11 +61,9 @@ async function kvOf(nc: NatsConnection): Promise<KV> {
   }
 }
 
-test.before(
-  loud(async () => {
-    [nats, etcd] = await Promise.all([startNatsCluster({ size: 3 }), startEtcdCluster({ size: 3 })]);
-  }),
-);
+test.before(async () => {
+  [nats, etcd] = await Promise.all([startNatsCluster({ size: 3 }), startEtcdCluster({ size: 3 })]);
+});
 
 test.after(async () => {
   for (const nc of conns) await nc.close().catch(() => {});
