@@ -16,6 +16,7 @@ help:
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
+	@echo "make deploy - kubectl apply -k deploy/k8s/overlays/\$$OVERLAY (prod, or OVERLAY=dev) to the current cluster"
 	@echo "make deploy-check - render every overlay of deploy/k8s offline and validate it (part of make test)"
 
 setup: deps binaries
@@ -90,6 +91,19 @@ test: setup test-binaries deploy-binaries lint
 # and requires the same objects (docs/operations-kubernetes.md#deploy-check).
 deploy-check: deps binaries deploy-binaries
 	@node --import tsx test/run.ts deploy-manifests
+
+OVERLAY ?= prod
+K := $(firstword $(KUBECTL) kubectl)
+# An overlay that generates no Secret (prod) expects the operator's monitor-admin and monitor-agent.
+deploy:
+	@command -v $(K) >/dev/null 2>&1 || { echo "make deploy: $(K) not found (Debian/Ubuntu: apt-get install kubernetes-client)" >&2; exit 1; }
+	@[ -f deploy/k8s/overlays/$(OVERLAY)/kustomization.yaml ] || { echo "make deploy: no overlay deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or OVERLAY=prod)" >&2; exit 1; }
+	@$(K) cluster-info --request-timeout=10s >/dev/null 2>&1 || { echo "make deploy: no Kubernetes cluster reachable ($(K) cluster-info failed; context: $$($(K) config current-context 2>/dev/null || echo none))" >&2; exit 1; }
+	@$(K) kustomize deploy/k8s/overlays/$(OVERLAY) 2>/dev/null | grep -q '^kind: Secret$$' || \
+	  for s in monitor-admin monitor-agent; do \
+	    $(K) -n monitor get secret $$s >/dev/null 2>&1 || { echo "make deploy: create the Secret $$s in namespace monitor first (docs/operations-kubernetes.md#credentials)" >&2; exit 1; }; \
+	  done
+	$(K) apply -k deploy/k8s/overlays/$(OVERLAY)
 
 bench: setup
 	@node --import tsx bench/run.ts
