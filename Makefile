@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries run test lint format typecheck bench deploy clean
+.PHONY: help setup deps binaries test-binaries deploy-binaries run test lint format typecheck bench deploy deploy-check clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
@@ -16,6 +16,8 @@ help:
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
+	@echo "make deploy - kubectl apply -k deploy/k8s/overlays/\$$OVERLAY (prod, or OVERLAY=dev) to the current cluster"
+	@echo "make deploy-check - render every overlay of deploy/k8s offline and validate it (part of make test)"
 
 setup: deps binaries
 
@@ -54,6 +56,15 @@ test-binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq monitoring-plugins-basic >/dev/null; }; \
 	fi
 
+# kubectl renders deploy/k8s (kubectl kustomize). Debian's kubernetes-client is kubectl 1.20, whose
+# built-in kustomize v2.0.3 the kustomizations are kept within (docs/operations-kubernetes.md#rendering).
+deploy-binaries:
+	@if ! command -v kubectl >/dev/null 2>&1; then \
+	  echo "installing kubernetes-client"; \
+	  $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null; }; \
+	fi
+
 run: setup
 	@deploy/local/run.sh
 
@@ -73,8 +84,26 @@ lint: deps typecheck
 format: deps
 	@node_modules/.bin/prettier --write --log-level warn .
 
-test: setup test-binaries lint
+test: setup test-binaries deploy-binaries lint
 	@node --import tsx test/run.ts
+
+# Offline by nature: no cluster can run here. KUBECTL="kubectl /path/to/other/kubectl" renders with each
+# and requires the same objects (docs/operations-kubernetes.md#deploy-check).
+deploy-check: deps binaries deploy-binaries
+	@node --import tsx test/run.ts deploy-manifests
+
+OVERLAY ?= prod
+K := $(firstword $(KUBECTL) kubectl)
+# An overlay that generates no Secret (prod) expects the operator's monitor-admin and monitor-agent.
+deploy:
+	@command -v $(K) >/dev/null 2>&1 || { echo "make deploy: $(K) not found (Debian/Ubuntu: apt-get install kubernetes-client)" >&2; exit 1; }
+	@[ -f deploy/k8s/overlays/$(OVERLAY)/kustomization.yaml ] || { echo "make deploy: no overlay deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or OVERLAY=prod)" >&2; exit 1; }
+	@$(K) cluster-info --request-timeout=10s >/dev/null 2>&1 || { echo "make deploy: no Kubernetes cluster reachable ($(K) cluster-info failed; context: $$($(K) config current-context 2>/dev/null || echo none))" >&2; exit 1; }
+	@$(K) kustomize deploy/k8s/overlays/$(OVERLAY) 2>/dev/null | grep -q '^kind: Secret$$' || \
+	  for s in monitor-admin monitor-agent; do \
+	    $(K) -n monitor get secret $$s >/dev/null 2>&1 || { echo "make deploy: create the Secret $$s in namespace monitor first (docs/operations-kubernetes.md#credentials)" >&2; exit 1; }; \
+	  done
+	$(K) apply -k deploy/k8s/overlays/$(OVERLAY)
 
 bench: setup
 	@node --import tsx bench/run.ts
