@@ -1,0 +1,73 @@
+/**
+ * The HAProxy configuration in front of a local cluster (`make cluster`, the chaos suite): one
+ * frontend for the REST API and one for the agent WebSocket, each balancing over every backend with
+ * `leastconn` (agent sockets live long, so the count of open ones is what to even out). Both check
+ * each backend's `/ready` on its API port, so a node that is stopping, or that lost etcd, NATS or
+ * its shards, takes no new connection. docs/operations.md#haproxy explains each setting.
+ */
+export interface HaproxyBackend {
+  name: string;
+  host?: string;
+  apiPort: number;
+  agentPort: number;
+}
+
+export interface HaproxyOptions {
+  host?: string;
+  apiPort: number;
+  agentPort: number;
+  backends: HaproxyBackend[];
+  /** HAProxy's own stats page (`/stats`), when set. */
+  statsPort?: number;
+  /** Milliseconds between health checks; two failures take a server out, two successes bring it back. */
+  checkIntervalMs?: number;
+  pidFile?: string;
+}
+
+export function haproxyConfig(o: HaproxyOptions): string {
+  const host = o.host ?? '127.0.0.1';
+  const inter = o.checkIntervalMs ?? 1000;
+  const servers = (port: (b: HaproxyBackend) => number) =>
+    o.backends.map((b) => `    server ${b.name} ${b.host ?? '127.0.0.1'}:${port(b)} check port ${b.apiPort}`);
+  const check = [
+    '    option httpchk',
+    '    http-check send meth GET uri /ready',
+    '    http-check expect status 200',
+  ];
+  return [
+    'global',
+    // 20000 cannot be had under the default file limit of 20000 (two descriptors per connection).
+    '    maxconn 4000',
+    ...(o.pidFile ? [`    pidfile ${o.pidFile}`] : []),
+    'defaults',
+    '    mode http',
+    '    timeout connect 5s',
+    '    timeout client 60s',
+    '    timeout server 60s',
+    // After "101 Switching Protocols": agent sockets are idle between keepalives for up to minutes.
+    '    timeout tunnel 1h',
+    '    timeout client-fin 5s',
+    // A connection refused by a node that is stopping is tried on another one.
+    '    option redispatch',
+    '    retries 3',
+    `    default-server inter ${inter}ms fall 2 rise 2`,
+    'frontend fe_api',
+    `    bind ${host}:${o.apiPort}`,
+    '    default_backend be_api',
+    'frontend fe_agents',
+    `    bind ${host}:${o.agentPort}`,
+    '    default_backend be_agents',
+    'backend be_api',
+    '    balance leastconn',
+    ...check,
+    ...servers((b) => b.apiPort),
+    'backend be_agents',
+    '    balance leastconn',
+    ...check,
+    ...servers((b) => b.agentPort),
+    ...(o.statsPort
+      ? ['frontend fe_stats', `    bind ${host}:${o.statsPort}`, '    stats enable', '    stats uri /stats']
+      : []),
+    '',
+  ].join('\n');
+}
