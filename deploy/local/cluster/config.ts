@@ -101,28 +101,28 @@ function portsFromEnv(env: NodeJS.ProcessEnv): ClusterPorts {
 }
 
 /** Every port of the cluster, with what listens there (for the free-port check and `status`). */
-export function portList(p: ClusterPorts): Array<{ port: number; what: string }> {
-  const out: Array<{ port: number; what: string }> = [
-    { port: p.haproxyApi, what: 'haproxy REST frontend (CLUSTER_API_PORT)' },
-    { port: p.haproxyAgent, what: 'haproxy agent frontend (CLUSTER_AGENT_PORT)' },
-    { port: p.haproxyStats, what: 'haproxy stats (CLUSTER_STATS_PORT)' },
+export function portList(p: ClusterPorts): Array<{ port: number; what: string; variable: string }> {
+  const out: Array<{ port: number; what: string; variable: string }> = [
+    { port: p.haproxyApi, what: 'haproxy REST frontend', variable: 'CLUSTER_API_PORT' },
+    { port: p.haproxyAgent, what: 'haproxy agent frontend', variable: 'CLUSTER_AGENT_PORT' },
+    { port: p.haproxyStats, what: 'haproxy stats', variable: 'CLUSTER_STATS_PORT' },
   ];
   for (let i = 0; i < SIZE; i++) {
     const n = i + 1;
     out.push(
-      { port: p.backendApi[i]!, what: `backend-${n} API (CLUSTER_BACKEND_API_PORTS)` },
-      { port: p.backendAgent[i]!, what: `backend-${n} agent port (CLUSTER_BACKEND_AGENT_PORTS)` },
-      { port: p.etcdClient[i]!, what: `etcd-${n} client port (CLUSTER_ETCD_CLIENT_PORTS)` },
-      { port: p.etcdPeer[i]!, what: `etcd-${n} peer port (CLUSTER_ETCD_PEER_PORTS)` },
-      { port: p.natsClient[i]!, what: `nats-${n} client port (CLUSTER_NATS_PORTS)` },
-      { port: p.natsCluster[i]!, what: `nats-${n} route port (CLUSTER_NATS_CLUSTER_PORTS)` },
-      { port: p.natsHttp[i]!, what: `nats-${n} monitoring port (CLUSTER_NATS_HTTP_PORTS)` },
+      { port: p.backendApi[i]!, what: `backend-${n} API`, variable: 'CLUSTER_BACKEND_API_PORTS' },
+      { port: p.backendAgent[i]!, what: `backend-${n} agent port`, variable: 'CLUSTER_BACKEND_AGENT_PORTS' },
+      { port: p.etcdClient[i]!, what: `etcd-${n} client port`, variable: 'CLUSTER_ETCD_CLIENT_PORTS' },
+      { port: p.etcdPeer[i]!, what: `etcd-${n} peer port`, variable: 'CLUSTER_ETCD_PEER_PORTS' },
+      { port: p.natsClient[i]!, what: `nats-${n} client port`, variable: 'CLUSTER_NATS_PORTS' },
+      { port: p.natsCluster[i]!, what: `nats-${n} route port`, variable: 'CLUSTER_NATS_CLUSTER_PORTS' },
+      { port: p.natsHttp[i]!, what: `nats-${n} monitoring port`, variable: 'CLUSTER_NATS_HTTP_PORTS' },
     );
   }
   out.push(
-    { port: p.agentApi, what: 'agent HTTP API (CLUSTER_AGENT_API_PORT)' },
-    { port: p.agentSocket, what: 'agent check-result socket (CLUSTER_AGENT_SOCKET_PORT)' },
-    { port: p.agentStatsd, what: 'agent StatsD, UDP (CLUSTER_AGENT_STATSD_PORT)' },
+    { port: p.agentApi, what: 'agent HTTP API', variable: 'CLUSTER_AGENT_API_PORT' },
+    { port: p.agentSocket, what: 'agent check-result socket', variable: 'CLUSTER_AGENT_SOCKET_PORT' },
+    { port: p.agentStatsd, what: 'agent StatsD, UDP', variable: 'CLUSTER_AGENT_STATSD_PORT' },
   );
   return out;
 }

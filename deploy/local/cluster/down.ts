@@ -19,7 +19,11 @@ export async function stopAll(specs: ProcessSpec[], report: (line: string) => vo
     for (const { s, r } of results) {
       if (r.outcome === 'still running') allGone = false;
       const how =
-        r.outcome === 'killed' ? `killed (no exit within ${s.stopTimeoutMs / 1000}s of SIGTERM)` : r.outcome;
+        r.outcome === 'killed'
+          ? `killed (no exit within ${s.stopTimeoutMs / 1000}s of SIGTERM)`
+          : r.outcome === 'not ours'
+            ? 'not running (the pid in its pid file is another program now: left alone)'
+            : r.outcome;
       report(`  ${s.name.padEnd(10)} ${r.pid === undefined ? '' : `pid ${r.pid} `}${how}`);
     }
   }

@@ -66,7 +66,7 @@ function recordGroupForTests(pid: number): void {
   }
 }
 
-type StopOutcome = 'not running' | 'stopped' | 'killed' | 'still running';
+type StopOutcome = 'not running' | 'not ours' | 'stopped' | 'killed' | 'still running';
 
 function killGroup(pid: number): void {
   // The process group of a leader we verified: what it started (a check, a hook) goes with it.
@@ -84,8 +84,11 @@ function killGroup(pid: number): void {
 export async function stopProcess(spec: ProcessSpec): Promise<{ outcome: StopOutcome; pid?: number }> {
   const pid = runningPid(spec);
   if (pid === undefined) {
+    const recorded = readPidFile(spec.pidFile);
     rmSync(spec.pidFile, { force: true });
-    return { outcome: 'not running' };
+    return recorded !== undefined && isAlive(recorded)
+      ? { outcome: 'not ours', pid: recorded }
+      : { outcome: 'not running' };
   }
   signal(pid, 'SIGTERM');
   let outcome: StopOutcome = 'stopped';

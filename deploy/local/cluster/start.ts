@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPortsFree, PortInUseError } from '../../../lib/embedded/ports.ts';
 import {
@@ -50,13 +50,29 @@ class StartError extends Error {}
 /** Set by SIGINT or SIGTERM while starting: the next poll gives up, and what started is stopped. */
 let interrupted = false;
 
+/** A path for messages: relative to the current folder when inside it. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') ? path : rel;
+}
+
+/** The last line a process wrote to its log, cut short. */
+function lastLine(file: string): string {
+  try {
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    const last = lines[lines.length - 1] ?? '';
+    return last.startsWith('=== ') ? '' : last.slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
 /** Polls `check` until it returns a value; fails when one of `watch` exits, or after `timeoutMs`. */
 async function waitFor<T>(
   what: string,
   watch: ProcessSpec[],
   timeoutMs: number,
   check: () => Promise<T | undefined>,
-  root: string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -64,13 +80,15 @@ async function waitFor<T>(
     const value = await check();
     if (value !== undefined) return value;
     const dead = watch.find((s) => runningPid(s) === undefined);
-    if (dead)
+    if (dead) {
+      const last = lastLine(dead.logFile);
       throw new StartError(
-        `${dead.name} exited while waiting for ${what}; see ${relative(root, dead.logFile)}`,
+        `${dead.name} exited while waiting for ${what} (${shown(dead.logFile)}${last ? `: ${last}` : ''})`,
       );
+    }
     if (Date.now() > deadline)
       throw new StartError(
-        `${what} not within ${timeoutMs / 1000}s; see the logs in ${relative(root, watch[0]!.logFile).replace(/[^/]*$/, '')}`,
+        `timed out after ${timeoutMs / 1000}s waiting for ${what} (logs in ${shown(dirname(watch[0]!.logFile))})`,
       );
     await sleep(DEFAULTS.pollMs);
   }
@@ -117,11 +135,12 @@ function runInit(c: ClusterConfig, key: string): void {
 async function checkFree(c: ClusterConfig): Promise<void> {
   const list = portList(c.ports);
   try {
-    await checkPortsFree(list.map((p) => ({ host: '127.0.0.1', port: p.port, flag: p.what })));
+    await checkPortsFree(list.map((p) => ({ host: '127.0.0.1', port: p.port, flag: p.variable })));
   } catch (err) {
     if (!(err instanceof PortInUseError)) throw new StartError((err as Error).message);
+    const what = list.find((p) => p.port === err.port)?.what ?? 'a process';
     throw new StartError(
-      `port ${err.port} for the ${err.flag.replace(/ \(/, ' is in use (set ')}, or CLUSTER_BASE_PORT for all of them)`,
+      `port ${err.port} (${what}) is in use; set ${err.flag}, or CLUSTER_BASE_PORT to move every port`,
     );
   }
 }
@@ -165,16 +184,10 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
   const etcd = byKind(specs, 'etcd');
   say('starting etcd-1..3');
   launch(etcd);
-  await waitFor(
-    'etcd /health',
-    etcd,
-    DEFAULTS.etcdReadyMs,
-    async () => {
-      const answers = await Promise.all(etcdUrls(c).map((u) => call(`${u}/health`)));
-      return ok(answers.every((a) => (a?.json as { health?: string } | undefined)?.health === 'true'));
-    },
-    c.root,
-  );
+  await waitFor('etcd /health', etcd, DEFAULTS.etcdReadyMs, async () => {
+    const answers = await Promise.all(etcdUrls(c).map((u) => call(`${u}/health`)));
+    return ok(answers.every((a) => (a?.json as { health?: string } | undefined)?.health === 'true'));
+  });
 
   const nats = byKind(specs, 'nats');
   say('starting nats-1..3');
@@ -191,23 +204,16 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
       const leader = (jsz?.json as { meta_cluster?: { leader?: string } } | undefined)?.meta_cluster?.leader;
       return leader ? leader : undefined;
     },
-    c.root,
   );
 
   const backends = byKind(specs, 'backend');
   say('starting backend-1..3');
   launch(backends);
   for (const path of ['/health', '/ready']) {
-    await waitFor(
-      `the backends' ${path}`,
-      backends,
-      DEFAULTS.backendReadyMs,
-      async () => {
-        const answers = await Promise.all(backendApiUrls(c).map((u) => call(`${u}${path}`)));
-        return ok(answers.every((a) => a?.status === 200));
-      },
-      c.root,
-    );
+    await waitFor(`${path} 200 from every backend`, backends, DEFAULTS.backendReadyMs, async () => {
+      const answers = await Promise.all(backendApiUrls(c).map((u) => call(`${u}${path}`)));
+      return ok(answers.every((a) => a?.status === 200));
+    });
   }
 
   say('creating the administrator (monitor-backend init)');
@@ -217,16 +223,10 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
   const haproxy = byKind(specs, 'haproxy');
   say('starting haproxy');
   launch(haproxy);
-  await waitFor(
-    'haproxy to see every backend UP',
-    haproxy,
-    DEFAULTS.haproxyReadyMs,
-    async () => {
-      const servers = await haproxyServers(c);
-      return ok(servers !== undefined && servers.length === 6 && servers.every((s) => s.status === 'UP'));
-    },
-    c.root,
-  );
+  await waitFor('haproxy to see every backend UP', haproxy, DEFAULTS.haproxyReadyMs, async () => {
+    const servers = await haproxyServers(c);
+    return ok(servers !== undefined && servers.length === 6 && servers.every((s) => s.status === 'UP'));
+  });
 
   const agent = byKind(specs, 'agent');
   say(`starting the agent "${c.agentName}"`);
@@ -240,7 +240,6 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
       const a = await call(entity, { headers: { Authorization: `Key ${key}` } });
       return ok(a?.status === 200);
     },
-    c.root,
   );
   return key;
 }

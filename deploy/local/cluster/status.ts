@@ -94,6 +94,11 @@ async function etcdView(c: ClusterConfig, out: string[]): Promise<void> {
 async function natsView(c: ClusterConfig, out: string[]): Promise<void> {
   out.push('nats (/routez, /jsz)');
   const streams = new Map<string, { replicas: number; leader: string }>();
+  // Routes name the server at the other end by its id; /varz of each node gives id and name.
+  const varz = await Promise.all(natsMonitorUrls(c).map((u) => json(`${u}/varz`)));
+  const serverNames = new Map(
+    varz.filter((v) => v).map((v) => [String(v!.server_id), String(v!.server_name)]),
+  );
   for (const [i, u] of natsMonitorUrls(c).entries()) {
     const [routez, jsz] = await Promise.all([
       json(`${u}/routez`),
@@ -105,7 +110,9 @@ async function natsView(c: ClusterConfig, out: string[]): Promise<void> {
       continue;
     }
     const routes = Array.isArray(routez.routes)
-      ? [...new Set(routez.routes.map((r: Json) => r.remote_name ?? r.remote_id))].join(', ')
+      ? [...new Set(routez.routes.map((r: Json) => serverNames.get(r.remote_id) ?? r.remote_id))]
+          .sort()
+          .join(', ')
       : '';
     out.push(
       `  ${label} routes ${routez.num_routes ?? '?'} (${routes}), JetStream meta leader ${jsz.meta_cluster?.leader || 'none'}` +
