@@ -179,7 +179,7 @@ test('make cluster-status lists eleven processes alive, the members, etcd, NATS 
   for (const name of NAMES) assert.match(r.out, new RegExp(`^  ${name} +\\d+ +yes `, 'm'));
   assert.ok(r.out.includes('11 of 11 processes alive'), r.out);
   assert.is(r.out.match(/members: backend-1, backend-2, backend-3/g)?.length, 3, r.out);
-  assert.is(r.out.match(/^  etcd-\d +leader /gm)?.length, 1, r.out);
+  assert.is(r.out.match(/^ {2}etcd-\d +leader /gm)?.length, 1, r.out);
   assert.match(r.out, /routes 2 \(nats-2, nats-3\), JetStream meta leader nats-\d/);
   assert.match(r.out, /KV_monitor_entities +replicas 3/);
   assert.is(r.out.match(/be_(api|agents)\/backend-\d +UP /g)?.length, 6, r.out);
