@@ -32,7 +32,7 @@ export async function haproxyServers(c: ClusterConfig): Promise<HaproxyServer[] 
       backend: at(r, 'pxname'),
       server: at(r, 'svname'),
       status: at(r, 'status'),
-      check: at(r, 'check_status'),
+      check: at(r, 'check_status').replace(/^\* /, ''), // "* ": a check is under way
       sessions: at(r, 'scur'),
     }));
 }
