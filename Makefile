@@ -7,11 +7,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries deploy-binaries run test lint format typecheck bench deploy deploy-check clean
+.PHONY: help setup deps binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test lint format typecheck bench deploy deploy-check clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
+	@echo "make cluster - start a local cluster in the background: 3 etcd, 3 nats-server, 3 backends, haproxy, an agent"
+	@echo "make cluster-status / cluster-down / cluster-wipe - look at it, stop it (data kept), stop it and remove its folder"
 	@echo "make lint   - types, layer rules, eslint, unused exports, format check"
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
@@ -68,6 +70,27 @@ deploy-binaries:
 run: setup
 	@deploy/local/run.sh
 
+# A local cluster on 127.0.0.1 in the background (docs/operations-local-cluster.md): folder CLUSTER_DIR
+# (.cluster/), ports from CLUSTER_BASE_PORT (18100) or one variable each.
+cluster-binaries:
+	@if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then \
+	  echo "installing haproxy"; \
+	  $(SUDO) apt-get install -y -qq haproxy >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq haproxy >/dev/null; }; \
+	fi
+
+cluster: setup cluster-binaries
+	@node --import tsx deploy/local/cluster/main.ts up
+
+cluster-status: deps
+	@node --import tsx deploy/local/cluster/main.ts status
+
+cluster-down: deps
+	@node --import tsx deploy/local/cluster/main.ts down
+
+cluster-wipe: deps
+	@node --import tsx deploy/local/cluster/main.ts down --wipe
+
 typecheck: deps
 	@node_modules/.bin/tsc -p tsconfig.json
 
@@ -75,7 +98,7 @@ typecheck: deps
 # rule's name), eslint, unused files/exports/dependencies (knip), and the format (prettier; `make format`
 # rewrites).
 lint: deps typecheck
-	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench
+	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench deploy
 	@node_modules/.bin/eslint --max-warnings 0 .
 	@node_modules/.bin/knip --no-progress
 	@node_modules/.bin/prettier --check --log-level warn .
@@ -109,4 +132,4 @@ bench: setup
 	@node --import tsx bench/run.ts
 
 clean:
-	rm -rf .state node_modules
+	rm -rf .state .cluster node_modules
