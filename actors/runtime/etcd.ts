@@ -40,7 +40,9 @@ const DEFAULTS = {
    * to a leader that just died is lost: it waits out its deadline (etcd's own is 7 s), while the
    * next leader is elected in about a second. So this deadline bounds how long a write in flight
    * at the leader's death stalls: the retry goes to another member once the election is over.
-   * A write takes milliseconds on a healthy etcd. Measured: 5000 here stalled writes 5 s.
+   * A write takes milliseconds on a healthy etcd. Measured (test/cluster/etcd-leader-loss.test.ts):
+   * 5000 stalled writes 5 s; 400 ended the first write up to 0.6 s after the election, 250 up to 0.5 s
+   * and mostly within 0.3 s.
    */
   writeAttemptMs: 250,
   /** Later attempts of a write get `slowAttemptMs`: an etcd that is only slow still gets it through. */
@@ -52,8 +54,8 @@ const DEFAULTS = {
    */
   slowAttemptMs: 5000,
   /**
-   * Pause between attempts: from 20 ms, exponentially (with jitter) up to 100 ms, so a call retries
-   * about ten times a second while there is no leader and goes through soon after there is one.
+   * Pause between attempts: from 20 ms, exponentially (with jitter) up to 50 ms, so a call retries
+   * often while there is no leader and goes through soon after there is one.
    * etcd3's default retries three times at once, which ends a call during an election.
    */
   retryInitialMs: 20,
