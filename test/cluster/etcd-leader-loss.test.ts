@@ -27,7 +27,7 @@ const RECOVERY_MS = 2000;
 /**
  * etcd's own share is out of the client's hands: with the default election timeout of 1000 ms, raft
  * waits a random 1000-2000 ms before a follower stands, and a vote that fails costs another round
- * (elections of 1.0-2.8 s measured here, under load). So when the election itself ends later than
+ * (elections of 1.0-3.0 s measured here, under load). So when the election itself ends later than
  * RECOVERY_MS - CLIENT_SHARE_MS, the bound is CLIENT_SHARE_MS after it: what the client adds.
  */
 const CLIENT_SHARE_MS = 500;
