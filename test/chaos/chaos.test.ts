@@ -96,6 +96,9 @@ test.before(async () => {
 
 test.after(async () => {
   ctx?.watch.stop();
+  // Backend logs are kept in memory only: on a failure they go next to the table for the post-mortem.
+  if (rows.some((r) => r.failures.length) || rows.length < FAULTS.length * ROUNDS)
+    console.log(`[chaos] backend logs: ${topo?.dumpLogs(outDir).join(', ')}`);
   await load?.stop();
   await topo?.stop();
 });

@@ -7,6 +7,8 @@
  * Backends keep their ports and state dirs across restarts, so HAProxy's configuration (written
  * once) stays right and a restarted node revokes the lease its previous run held.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { startBackend, type Backend } from './backend.ts';
 import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.ts';
 import { waitFor } from './http.ts';
@@ -42,6 +44,8 @@ export interface Topology {
   restartBackend(name: string): Promise<Backend>;
   /** Waits until every live backend is healthy, sees `members` members, answers /ready 200, and HAProxy counts it up. */
   waitServing(what: string, timeoutMs?: number): Promise<void>;
+  /** Writes the output of every backend process started so far (restarts included) to `<dir>/<name>-<n>.log`. */
+  dumpLogs(dir: string): string[];
   /** Stops HAProxy, the backends, NATS and etcd (in that order, each bounded). */
   stop(): Promise<void>;
 }
@@ -50,6 +54,8 @@ export async function startTopology(o: TopologyOptions = {}): Promise<Topology> 
   const names = o.backends ?? ['b1', 'b2', 'b3'];
   const [etcd, nats] = await Promise.all([startEtcdCluster({ size: 3 }), startNatsCluster({ size: 3 })]);
   const backends = new Map<string, Backend>();
+  /** Every backend process, for dumpLogs: a restarted backend has a new one. */
+  const procs: Array<{ name: string; proc: Backend['proc'] }> = [];
   let haproxy: Haproxy | undefined;
 
   const launch = async (name: string, options?: Backend['options']) => {
@@ -67,6 +73,7 @@ export async function startTopology(o: TopologyOptions = {}): Promise<Topology> 
       },
     );
     backends.set(name, b);
+    procs.push({ name, proc: b.proc });
     return b;
   };
 
@@ -128,6 +135,13 @@ export async function startTopology(o: TopologyOptions = {}): Promise<Topology> 
         },
         { timeoutMs, intervalMs: 250, what },
       );
+    },
+    dumpLogs(dir) {
+      return procs.map(({ name, proc }, i) => {
+        const file = path.join(dir, `${name}-${i}.log`);
+        fs.writeFileSync(file, proc.lines().join('\n') + '\n');
+        return file;
+      });
     },
     stop: stopAll,
   };

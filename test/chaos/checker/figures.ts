@@ -71,14 +71,25 @@ export function schedule(h: History, check: string, from: number, to: number): S
   };
 }
 
-/** The tick gap straddling `at` (a kill): last first-arrival before it to the first after it. */
-export function gapAround(
+/**
+ * The longest silence of the schedule in [from, to): the pair of consecutive first arrivals furthest
+ * apart (the last tick before `from` opens the first pair). Undefined until a tick came after it.
+ */
+export function longestGap(
   h: History,
   check: string,
-  at: number,
-): { lastBefore?: number; firstAfter?: number } {
+  from: number,
+  to: number,
+): { gapMs: number; resumedAt: number } | undefined {
   const all = arrivals(h, check);
-  return { lastBefore: all.filter((a) => a.at <= at).at(-1)?.at, firstAfter: all.find((a) => a.at > at)?.at };
+  const before = all.filter((a) => a.at < from).at(-1);
+  const seq = [...(before ? [before] : []), ...all.filter((a) => a.at >= from && a.at < to)];
+  let best: { gapMs: number; resumedAt: number } | undefined;
+  for (let i = 1; i < seq.length; i++) {
+    const gapMs = seq[i]!.at - seq[i - 1]!.at;
+    if (!best || gapMs > best.gapMs) best = { gapMs, resumedAt: seq[i]!.at };
+  }
+  return best;
 }
 
 /** Longest stretch in [from, to) without a successful configuration write. */

@@ -62,6 +62,8 @@ export class History {
   readonly ops: EventOp[] = [];
   readonly reconnects: Reconnect[] = [];
   readonly ticks: Tick[] = [];
+  /** Failed connection attempts of agents, with the reason (HTTP status, socket error, timeout). */
+  readonly connectFailures: Array<{ agent: string; at: number; reason: string }> = [];
   /** Configuration writes: when each attempt ended and whether etcd took it. */
   readonly configWrites: Array<{ at: number; ok: boolean; ms: number }> = [];
   readonly phases: Phase[] = [];
@@ -111,6 +113,7 @@ export class History {
     for (const o of this.ops) lines.push(JSON.stringify({ kind: 'event', ...o }));
     for (const r of this.reconnects) lines.push(JSON.stringify({ kind: 'reconnect', ...r }));
     for (const t of this.ticks) lines.push(JSON.stringify({ kind: 'tick', ...t }));
+    for (const f of this.connectFailures) lines.push(JSON.stringify({ kind: 'connect-failure', ...f }));
     for (const c of this.configWrites) lines.push(JSON.stringify({ kind: 'config', ...c }));
     fs.writeFileSync(file, lines.join('\n') + '\n');
   }

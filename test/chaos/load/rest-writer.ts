@@ -20,6 +20,12 @@ import { checkBody, eventSlot, NS } from './events.ts';
 const RETRY_WINDOW_MS = 60_000;
 const ATTEMPT_TIMEOUT_MS = 6000;
 const ENTITIES = 25;
+/**
+ * Logical events in flight per writer. A real client blocks when its calls do not return; without a
+ * cap, a cluster-wide outage would pile up thousands of retrying requests (100/s for a minute) and the
+ * test process would hammer HAProxy with them, slowing the very restart it waits for.
+ */
+const MAX_IN_FLIGHT = 32;
 
 export class RestWriter {
   private seq = 0;
@@ -40,7 +46,9 @@ export class RestWriter {
     return this.inflight.size;
   }
 
-  submit(): void {
+  /** Starts one more logical event; false (nothing sent) while MAX_IN_FLIGHT are still retrying. */
+  submit(): boolean {
+    if (this.inflight.size >= MAX_IN_FLIGHT) return false;
     const n = this.seq++;
     const entity = this.entities[n % ENTITIES]!;
     const { check, token } = eventSlot('r', Math.floor(n / ENTITIES) + 1);
@@ -78,6 +86,7 @@ export class RestWriter {
     })();
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
+    return true;
   }
 
   /** Waits for every logical event in flight to end (bounded by the retry window). */

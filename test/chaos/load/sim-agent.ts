@@ -143,12 +143,19 @@ export class SimAgent {
     ws.on('open', () => this.onOpen());
     ws.on('message', (data) => this.onMessage(messageBytes(data as Buffer)));
     ws.on('pong', () => (this.lastHeard = Date.now()));
+    let why = 'closed before open';
     ws.on('unexpected-response', (_req, res) => {
+      why = `HTTP ${res.statusCode}`;
       res.resume();
       ws.terminate();
     });
-    ws.on('error', () => {
-      /* the close that follows does the work */
+    ws.on('error', (err) => {
+      // The close that follows does the work; the reason is kept for a failed attempt.
+      why = (err as NodeJS.ErrnoException).code ?? err.message;
+    });
+    ws.on('close', () => {
+      if (!this.open && ws === this.ws)
+        this.history.connectFailures.push({ agent: this.name, at: Date.now(), reason: why });
     });
     ws.on('close', (code) => this.onClose(ws, code));
   }
