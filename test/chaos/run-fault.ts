@@ -129,13 +129,7 @@ export async function runFault(ctx: Ctx, name: string, fault: () => Promise<Faul
   };
 }
 
-function describe(op: {
-  source: string;
-  entity: string;
-  check: string;
-  token: number;
-  node?: string;
-  attempts: number;
-}) {
-  return `${op.source} ${op.entity}/${op.check} token ${op.token}${op.node ? ` acked by ${op.node}` : ''} (${op.attempts} sends)`;
+function describe(op: EventOp): string {
+  const t = (ms?: number) => (ms ? new Date(ms).toISOString().slice(11, 23) : '-');
+  return `${op.source} ${op.entity}/${op.check} token ${op.token} [${op.phase}] sent ${t(op.invokedAt)}, ${op.outcome ?? 'open'} ${t(op.completedAt)}${op.node ? ` by ${op.node}` : ''} (${op.attempts} sends)`;
 }
