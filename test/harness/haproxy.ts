@@ -34,7 +34,7 @@ export interface Haproxy {
   stop(): Promise<void>;
 }
 
-export function haproxyBinary(): string {
+function haproxyBinary(): string {
   return findExecutable('haproxy', { extraDirs: ['/usr/sbin', '/usr/local/sbin'] });
 }
 

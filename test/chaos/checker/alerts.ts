@@ -7,7 +7,7 @@
  */
 import { listEvents } from './read-back.ts';
 
-export interface Alert {
+interface Alert {
   agent: string;
   status: number;
   /** Backend seconds of the judgement (its `executed`). */

@@ -10,7 +10,7 @@ function quantile(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
-export interface ReconnectFigures {
+interface ReconnectFigures {
   count: number;
   p50Ms: number;
   maxMs: number;
@@ -31,7 +31,7 @@ export function reconnects(h: History, from: number, to: number, dead: Set<strin
   };
 }
 
-export interface ScheduleFigures {
+interface ScheduleFigures {
   /** Distinct ticks (issued values) seen in the window. */
   ticks: number;
   /** Longest time between the first arrivals of consecutive ticks. */

@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 
-export type Outcome = 'ok' | 'fail' | 'info';
+type Outcome = 'ok' | 'fail' | 'info';
 
 export interface EventOp {
   /** The client: an agent name, or a REST writer. */
@@ -44,7 +44,7 @@ export interface Reconnect {
   openedAt?: number;
 }
 
-export interface Tick {
+interface Tick {
   agent: string;
   check: string;
   issued: number;
@@ -52,7 +52,7 @@ export interface Tick {
   node?: string;
 }
 
-export interface Phase {
+interface Phase {
   name: string;
   start: number;
   end?: number;

@@ -15,7 +15,7 @@ import { sleep } from '../../harness/index.ts';
 import type { EventOp } from './history.ts';
 import { eventKey, getEvent, listEvents, type StoredEvent } from './read-back.ts';
 
-export interface Verdict {
+interface Verdict {
   acked: EventOp[];
   lost: EventOp[];
   doubled: Array<{ op: EventOp; times: number }>;

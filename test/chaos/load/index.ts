@@ -9,7 +9,7 @@ import type { History } from '../checker/history.ts';
 import { RestWriter } from './rest-writer.ts';
 import { SimAgent, type KeepaliveSettings } from './sim-agent.ts';
 
-export interface LoadOptions {
+interface LoadOptions {
   agentUrl: string;
   apiUrl: string;
   agents: number;
