@@ -5,7 +5,7 @@
  * each backend's `/ready` on its API port, so a node that is stopping, or that lost etcd, NATS or
  * its shards, takes no new connection. docs/operations.md#haproxy explains each setting.
  */
-interface HaproxyBackend {
+export interface HaproxyBackend {
   name: string;
   host?: string;
   apiPort: number;
