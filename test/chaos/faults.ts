@@ -198,7 +198,8 @@ export async function restartCluster(ctx: Ctx): Promise<FaultOutcome> {
   await Promise.all(ctx.topo.names.map((n) => ctx.topo.restartBackend(n)));
   await ctx.topo.waitServing('the whole cluster back');
   const upAt = Date.now();
-  // Its alert is due one warning timeout after its last keepalive; a takeover adds at most one interval.
+  // Its alert is due one warning timeout after its last keepalive, or one warning timeout after the
+  // takeover when that is later (docs/architecture.md#durable-timers).
   const alert = await waitFor(
     async () => {
       await ctx.watch.poll();

@@ -133,7 +133,8 @@ export class SimAgent {
         Authorization: AUTH,
       },
       perMessageDeflate: false,
-      handshakeTimeout: 5000,
+      // The real agent's default --backend-handshake-timeout.
+      handshakeTimeout: 15_000,
     });
     this.ws = ws;
     ws.on('upgrade', (res) => {
