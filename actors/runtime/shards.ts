@@ -44,6 +44,8 @@ export class ShardManager {
   private dirty = false;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The placement table's shards for this node, for the member list it was computed from. */
+  private desired: { key: string; shards: Set<number> } | undefined;
 
   constructor(
     private readonly etcd: EtcdAdapter,
@@ -206,11 +208,37 @@ export class ShardManager {
     this.opts.log.info('shard handed off', { shard });
   }
 
-  /** Graceful stop: hand every shard off so the others take over without waiting for the lease. */
+  /**
+   * Shards the placement table gives this node that it does not hold (yet), out of how many it gives
+   * it; `member` false when the member list does not show this node. Shards held beyond the table
+   * (being handed off after a join) are not counted: they are served until the handoff ends.
+   */
+  coverage(): { member: boolean; desired: number; missing: number } {
+    const me = this.membership.node;
+    const members = this.membership.memberNames();
+    if (!members.includes(me)) return { member: false, desired: 0, missing: 0 };
+    const key = members.join('\n');
+    if (this.desired?.key !== key)
+      this.desired = { key, shards: shardsOf(me, members, this.opts.shardCount) };
+    let missing = 0;
+    for (const s of this.desired.shards) if (!this.owned.has(s)) missing++;
+    return { member: true, desired: this.desired.shards.size, missing };
+  }
+
+  /**
+   * Graceful stop: no more reconciling, the member key deleted (the lease kept) so the others'
+   * placement names a new owner for each shard, then every shard handed off: each moves as soon as
+   * it is released, without waiting for the lease.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.running?.catch(() => {});
+    await this.membership
+      .retire()
+      .catch((err) =>
+        this.opts.log.warn('member key not deleted before the handoff', { error: (err as Error).message }),
+      );
     await this.parallel([...this.owned.keys()], (s) => this.release(s).catch(() => {}), true);
     await this.watch?.close();
   }

@@ -44,8 +44,8 @@ const OVERLAYS = join(ROOT, 'deploy/k8s/overlays');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const KUBECTLS = (process.env.KUBECTL || 'kubectl').split(/\s+/).filter(Boolean);
 const NAMESPACE = 'monitor';
-/** The backend cuts an orderly stop short after this (gateway/node/cli.ts, DEFAULTS.shutdownTimeoutMs). */
-const BACKEND_STOP_CAP_S = 30;
+/** The backend cuts an orderly stop short after this (--shutdown-timeout's default, proto/schemas/backend-config.ts). */
+const BACKEND_STOP_CAP_S = 20;
 
 /** What each overlay is for; an overlay missing here fails, so a new one gets its expectations. */
 const EXPECTED: Record<
