@@ -199,4 +199,32 @@ test('a graceful stop: /ready answers 503 "node: stopping" before the process ex
   await waitReady(b1, 'b1 ready alone', 30_000);
 });
 
+test('a stop that passes --shutdown-timeout (etcd frozen) exits 1 at the bound', async () => {
+  const old = backends.get('b3')!;
+  await old.stop();
+  const b3 = await startBackend({
+    ...old.options,
+    extraArgs: [...(old.options.extraArgs ?? []), '--shutdown-timeout', '3'],
+  });
+  backends.set('b3', b3);
+  await waitReady(b3, 'b3 ready with --shutdown-timeout 3');
+  // A frozen etcd answers nothing: the handoff's etcd calls wait for their 5 s deadline.
+  await soloEtcd!.proc.send('SIGSTOP');
+  try {
+    const signalledAt = Date.now();
+    const exit = await b3.stop(15_000);
+    const took = Date.now() - signalledAt;
+    backends.delete('b3');
+    console.log(`[readiness] b3 with etcd frozen exited ${exit.code} after ${took} ms`);
+    assert.is(exit.code, 1, `exit ${JSON.stringify(exit)}`);
+    assert.ok(took >= 3000 && took < 6000, `exited after ${took} ms`);
+    assert.ok(
+      b3.logs().some((l) => l.msg === 'shutdown took too long, exiting' && l.timeout_seconds === 3),
+      'the bound is logged',
+    );
+  } finally {
+    await soloEtcd!.proc.send('SIGCONT');
+  }
+});
+
 test.run();
