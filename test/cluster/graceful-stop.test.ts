@@ -67,9 +67,26 @@ async function launch(name: string, options?: Backend['options']): Promise<Backe
   return b;
 }
 
-const isReady = async (b: Backend) =>
-  (await getJson(`${b.apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined))
-    ?.status === 200;
+const readyOf = (b: Backend) =>
+  getJson(`${b.apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+const isReady = async (b: Backend) => (await readyOf(b))?.status === 200;
+
+/** What the other nodes' /ready said while one stopped: every 503 reason, and polls none was ready. */
+const survivorReasons: string[] = [];
+const noneReady: string[] = [];
+
+/** Polls the /ready of `others` every 200 ms until `done()`; records their reasons and outages. */
+async function watchSurvivors(others: Backend[], done: () => boolean): Promise<void> {
+  while (!done()) {
+    const answers = await Promise.all(others.map(readyOf));
+    answers.forEach((r, i) => {
+      if (r?.status !== 200)
+        survivorReasons.push(`${others[i]!.name}: ${JSON.stringify(r?.body ?? 'no answer')}`);
+    });
+    if (answers.every((r) => r?.status !== 200)) noneReady.push(new Date().toISOString());
+    await sleep(200);
+  }
+}
 
 const allReady = (what: string) =>
   waitFor(
@@ -115,6 +132,11 @@ function watchKeepalives(): Promise<void> {
 async function gracefulStop(name: string): Promise<Backend['options']> {
   const b = backends.get(name)!;
   const moving = agents.filter((a) => connectionOf(a)?.backend === name);
+  let watched = false;
+  const survivors = watchSurvivors(
+    [...backends.values()].filter((o) => o !== b),
+    () => watched,
+  );
   const signalledAt = Date.now();
   const exit = await b.stop(STOP_BOUND_MS + 10_000);
   const stopMs = Date.now() - signalledAt;
@@ -134,6 +156,10 @@ async function gracefulStop(name: string): Promise<Backend['options']> {
     moves.push(`${a.name} -> ${back.backend} in ${took} ms`);
     assert.ok(took < RECONNECT_BOUND_MS, `${a.name} back on ${back.backend} after ${took} ms`);
   }
+  // Until the survivors took the stopped node's shards (a handoff is quick; this is ample).
+  await sleep(3000);
+  watched = true;
+  await survivors;
   console.log(
     `[graceful-stop] ${name} stopped in ${stopMs} ms (exit ${exit.code}); agents moved: ${moves.join(', ') || 'none'}`,
   );
@@ -234,6 +260,20 @@ test('every event acknowledged to an agent (202) or a REST client (201) is store
     doubled.length,
     0,
     `${doubled.length} acknowledged events were applied more than once:${byRound(doubled.map((s) => ({ s, note: note(s) })))}`,
+  );
+});
+
+test('while a node stopped, the others stayed ready: never all at once unready, no "shards" reason', async () => {
+  console.log(`[graceful-stop] survivors' 503s: ${survivorReasons.length}`);
+  assert.equal(
+    noneReady,
+    [],
+    `no survivor was ready at: ${noneReady.join(', ')}\n${survivorReasons.join('\n')}`,
+  );
+  assert.equal(
+    survivorReasons.filter((r) => r.includes('shards:')),
+    [],
+    'survivors never counted shards being handed to them as not held',
   );
 });
 
