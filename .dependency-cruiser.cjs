@@ -21,6 +21,8 @@ module.exports = {
     layer('gateway', ['proto', 'lib', 'actors', 'gateway']),
     layer('agent', ['proto', 'lib', 'agent']),
     layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'bin']),
+    // deploy/local/cluster (`make cluster`) runs the programs as processes; it shares lib/ and proto/ only.
+    layer('deploy', ['proto', 'lib', 'deploy']),
     {
       name: 'runtime-knows-no-domain',
       comment:
@@ -70,7 +72,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|\\.state)/' },
+    exclude: { path: '^(node_modules|\\.state|\\.cluster)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {

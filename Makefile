@@ -7,11 +7,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries deploy-binaries run test lint format typecheck bench deploy deploy-check clean
+.PHONY: help setup deps binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench deploy deploy-check clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
+	@echo "make cluster - start a local cluster in the background: 3 etcd, 3 nats-server, 3 backends, haproxy, an agent"
+	@echo "make cluster-status / cluster-down / cluster-wipe - look at it, stop it (data kept), stop it and remove its folder"
+	@echo "make chaos  - the chaos suite as a soak: CHAOS_ROUNDS (3) rounds of its six faults, CHAOS_SOAK_S (60) s of load before each"
 	@echo "make lint   - types, layer rules, eslint, unused exports, format check"
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
@@ -68,6 +71,27 @@ deploy-binaries:
 run: setup
 	@deploy/local/run.sh
 
+# A local cluster on 127.0.0.1 in the background (docs/operations-local-cluster.md): folder CLUSTER_DIR
+# (.cluster/), ports from CLUSTER_BASE_PORT (18100) or one variable each.
+cluster-binaries:
+	@if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then \
+	  echo "installing haproxy"; \
+	  $(SUDO) apt-get install -y -qq haproxy >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq haproxy >/dev/null; }; \
+	fi
+
+cluster: setup cluster-binaries
+	@node --import tsx deploy/local/cluster/main.ts up
+
+cluster-status: deps
+	@node --import tsx deploy/local/cluster/main.ts status
+
+cluster-down: deps
+	@node --import tsx deploy/local/cluster/main.ts down
+
+cluster-wipe: deps
+	@node --import tsx deploy/local/cluster/main.ts down --wipe
+
 typecheck: deps
 	@node_modules/.bin/tsc -p tsconfig.json
 
@@ -75,7 +99,7 @@ typecheck: deps
 # rule's name), eslint, unused files/exports/dependencies (knip), and the format (prettier; `make format`
 # rewrites).
 lint: deps typecheck
-	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench
+	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench deploy
 	@node_modules/.bin/eslint --max-warnings 0 .
 	@node_modules/.bin/knip --no-progress
 	@node_modules/.bin/prettier --check --log-level warn .
@@ -84,8 +108,16 @@ lint: deps typecheck
 format: deps
 	@node_modules/.bin/prettier --write --log-level warn .
 
-test: setup test-binaries deploy-binaries lint
+test: setup test-binaries deploy-binaries cluster-binaries lint
 	@node --import tsx test/run.ts
+
+# The chaos suite (test/chaos, also part of make test with one round) as a longer soak. Run straight
+# with node rather than test/run.ts, whose suite timeout is sized for one round; the harness still
+# kills every process it started when the suite ends.
+CHAOS_ROUNDS ?= 3
+CHAOS_SOAK_S ?= 60
+chaos: setup cluster-binaries
+	@CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_SOAK_S=$(CHAOS_SOAK_S) node --import tsx test/chaos/chaos.test.ts
 
 # Offline by nature: no cluster can run here. KUBECTL="kubectl /path/to/other/kubectl" renders with each
 # and requires the same objects (docs/operations-kubernetes.md#deploy-check).
@@ -109,4 +141,4 @@ bench: setup
 	@node --import tsx bench/run.ts
 
 clean:
-	rm -rf .state node_modules
+	rm -rf .state .cluster node_modules

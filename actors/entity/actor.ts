@@ -14,6 +14,7 @@ import {
   okOutput,
   silenceStatus,
   silentOutput,
+  takeoverGrace,
 } from './keepalive.ts';
 import {
   ENTITY_KIND,
@@ -201,9 +202,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     );
     const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
     record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
-    // A new owner after a takeover waits one interval before judging, so a failover never turns a
-    // healthy agent into an alert.
-    t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
+    t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), takeoverGrace(ka));
     return { registered };
   }
 
@@ -226,7 +225,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     if (!st || !ka) return;
     const silentMs = t.now - ka.last_seen_ms;
     if (silentMs < ka.warning * 1000) {
-      t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
+      t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), takeoverGrace(ka));
       return;
     }
     // An agent that asked to be deregistered is gone for good once its keepalives stop.
@@ -251,7 +250,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       record(t, { key, id, source: 'keepalive', entity: st.entity, check: merged, previous, rest });
       t.log.warn('keepalive silence', { namespace: ns, entity: name, status, silent_s: sec(silentMs) });
     }
-    t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), ka.interval * 1000);
+    t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), takeoverGrace(ka));
   }
 
   async function storeEvent(t: Turn<EntityState>, msg: EventMsg): Promise<{ stored: boolean }> {

@@ -17,6 +17,15 @@ export function silenceStatus(ka: KeepaliveState, silentMs: number): { status: 1
 }
 
 /**
+ * How long a new owner of the entity's shard waits, from the takeover, before it judges the agent's
+ * silence: one warning timeout. Agents are heard only through a shard's owner, so while nobody
+ * owned it (a node died, or the whole cluster was down) their silence says nothing about them; they
+ * need the time to reconnect, and a backoff that grew during a long outage can take most of a
+ * timeout. A dead agent is then reported at most one timeout late (docs/architecture.md#durable-timers).
+ */
+export const takeoverGrace = (ka: KeepaliveState): number => ka.warning * 1000;
+
+/**
  * When to judge the agent next. The first judgement is at the warning timeout, then at the critical
  * timeout if there is one, then every warning timeout while the agent stays silent.
  */

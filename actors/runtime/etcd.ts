@@ -1,6 +1,126 @@
-import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  circuitBreaker,
+  ConsecutiveBreaker,
+  ExponentialBackoff,
+  handleWhen,
+  isBrokenCircuitError,
+  retry,
+  type IDefaultPolicyContext,
+  type IPolicy,
+} from 'cockatiel';
+import {
+  Etcd3,
+  GRPCUnavailableError,
+  isRecoverableError,
+  type CallContext,
+  type IKeyValue,
+  type Lease,
+  type Watcher,
+} from 'etcd3';
 
 // The one module that talks to etcd. Everything else sees plain records with numeric revisions.
+
+/**
+ * How the etcd client fails over (docs/architecture.md#connections-to-etcd-and-nats). The bound to
+ * meet: configuration writes resume within 2 s after the etcd leader dies, with elections of about
+ * 1-1.5 s (etcd's default heartbeat 100 ms and election timeout 1000 ms).
+ */
+const DEFAULTS = {
+  /** Connecting to a member; a dead one refuses at once, this bounds a black-holed one. */
+  dialTimeoutMs: 2000,
+  /**
+   * A unary call is retried, on another member each time, until it is this old (then the last
+   * error is thrown). Covers an election with room to spare; `callTimeoutMs` overrides it.
+   */
+  callBudgetMs: 5000,
+  /**
+   * Deadline of one attempt of a write (put, delete, txn, lease grant or revoke) while the call is
+   * younger than `shortAttemptsForMs`. A follower forwards a write to the leader, and one forwarded
+   * to a leader that just died is lost: it waits out its deadline (etcd's own is 7 s), while the
+   * next leader is elected in about a second. So this deadline bounds how long a write in flight
+   * at the leader's death stalls: the retry goes to another member once the election is over.
+   * A write takes milliseconds on a healthy etcd. Measured (test/cluster/etcd-leader-loss.test.ts):
+   * 5000 stalled writes 5 s; 400 ended the first write up to 0.6 s after the election, 250 up to 0.5 s
+   * and mostly within 0.3 s.
+   */
+  writeAttemptMs: 250,
+  /** Later attempts of a write get `slowAttemptMs`: an etcd that is only slow still gets it through. */
+  shortAttemptsForMs: 3000,
+  /**
+   * Deadline of one attempt of a read, and of a write past `shortAttemptsForMs`. A linearizable
+   * read waiting on a dead leader is ended by the server as soon as the next leader is elected
+   * ("leader changed"), and a long list needs time, so reads need no short deadline.
+   */
+  slowAttemptMs: 5000,
+  /**
+   * Pause between attempts: from 20 ms, exponentially (with jitter) up to 50 ms, so a call retries
+   * often while there is no leader and goes through soon after there is one.
+   * etcd3's default retries three times at once, which ends a call during an election.
+   */
+  retryInitialMs: 20,
+  retryMaxMs: 50,
+  /**
+   * Per member, a circuit breaker that skips a member after 3 consecutive connection failures, for
+   * 1 s, then lets one call try it again. Only a failure to reach the member counts: an answer of a
+   * live member ("no leader", "leader changed") or a deadline (a write lost with the old leader) is
+   * no reason to avoid it. etcd3's default (3 failures of any kind, open 5 s) opened the breakers of
+   * the live members too during an election, failing every call for 5 s.
+   */
+  breakerFailures: 3,
+  breakerHalfOpenMs: 1000,
+  /** Watch streams reconnect after 50 ms, backing off up to 1 s (etcd3's default: up to 30 s). */
+  watchBackoffInitialMs: 50,
+  watchBackoffMaxMs: 1000,
+} as const;
+
+/** When the unary call being attempted began (set by the retry policy, read by the deadline). */
+const callStart = new AsyncLocalStorage<number>();
+
+/** Calls that only read, or that a leader's death does not leave hanging. */
+const isRead = (ctx: CallContext) =>
+  (ctx.service === 'KV' && ctx.method === 'range') ||
+  ctx.service === 'Maintenance' ||
+  ctx.service === 'Auth' ||
+  (ctx.service === 'Lease' && (ctx.method === 'leaseTimeToLive' || ctx.method === 'leaseLeases'));
+
+/** The member could not be reached (refused, dropped): not an answer of a live member. */
+const isHostFault = (err: Error) =>
+  err instanceof GRPCUnavailableError && !err.message.includes('etcdserver:');
+
+/** etcd3's global policy: retries on another member, pausing, until the call is `budgetMs` old. */
+function retryPolicy(budgetMs: number): IPolicy<IDefaultPolicyContext> {
+  const inner = retry(
+    handleWhen(
+      (err) =>
+        (isRecoverableError(err) || isBrokenCircuitError(err)) &&
+        Date.now() - (callStart.getStore() ?? 0) < budgetMs,
+    ),
+    {
+      maxAttempts: Number.POSITIVE_INFINITY,
+      backoff: new ExponentialBackoff({
+        initialDelay: DEFAULTS.retryInitialMs,
+        maxDelay: DEFAULTS.retryMaxMs,
+      }),
+    },
+  );
+  return {
+    _altReturn: undefined as never,
+    onSuccess: inner.onSuccess,
+    onFailure: inner.onFailure,
+    // etcd3 runs every attempt inside this, so the deadline of each attempt can see the call's age.
+    execute: (fn, signal) => callStart.run(Date.now(), () => inner.execute(fn, signal)),
+  };
+}
+
+/** Each attempt's deadline (streams have none: watches and keepalives live on). */
+function attemptDeadline(ctx: CallContext): { deadline?: number } {
+  if (ctx.isStream) return {};
+  const now = Date.now();
+  const age = now - (callStart.getStore() ?? now);
+  const short = !isRead(ctx) && age < DEFAULTS.shortAttemptsForMs;
+  return { deadline: now + (short ? DEFAULTS.writeAttemptMs : DEFAULTS.slowAttemptMs) };
+}
 
 export interface EtcdRecord {
   key: string;
@@ -16,7 +136,7 @@ interface EtcdAdapterOptions {
   auth?: { username: string; password: string };
   /** PEM texts; without a CA the system's authorities are trusted. */
   tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
-  /** Deadline of every unary call; etcd3 has none by default and a call can hang on a dead leader. */
+  /** How long a unary call is retried (DEFAULTS.callBudgetMs); etcd3 itself would retry 3 times at once. */
   callTimeoutMs?: number;
 }
 
@@ -48,10 +168,23 @@ export class EtcdAdapter {
   private readonly callTimeoutMs: number;
 
   constructor(opts: EtcdAdapterOptions) {
-    this.callTimeoutMs = opts.callTimeoutMs ?? 5000;
+    this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULTS.callBudgetMs;
     this.client = new Etcd3({
       hosts: opts.endpoints,
-      dialTimeout: 2000,
+      dialTimeout: DEFAULTS.dialTimeoutMs,
+      faultHandling: {
+        global: retryPolicy(this.callTimeoutMs),
+        host: () =>
+          circuitBreaker(handleWhen(isHostFault), {
+            halfOpenAfter: DEFAULTS.breakerHalfOpenMs,
+            breaker: new ConsecutiveBreaker(DEFAULTS.breakerFailures),
+          }),
+        // etcd3 types this as a backoff, then calls next() on it for the first one: a started one works.
+        watchBackoff: new ExponentialBackoff({
+          initialDelay: DEFAULTS.watchBackoffInitialMs,
+          maxDelay: DEFAULTS.watchBackoffMaxMs,
+        }).next(),
+      },
       ...(opts.auth ? { auth: opts.auth } : {}),
       // grpc's createSsl takes a missing root certificate as "the system's"; etcd3's type insists on one.
       ...(opts.tls
@@ -63,7 +196,7 @@ export class EtcdAdapter {
             },
           }
         : {}),
-      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
+      defaultCallOptions: attemptDeadline,
     });
   }
 

@@ -3,7 +3,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-type EmbeddedBinary = 'etcd' | 'nats-server';
+// haproxy: the load balancer of a local cluster (deploy/local/cluster), installed by Debian into /usr/sbin too.
+type EmbeddedBinary = 'etcd' | 'nats-server' | 'haproxy';
 
 const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/bin', '/sbin'];
 

@@ -19,6 +19,8 @@ export * from './nats-cluster.ts';
 export * from './backend.ts';
 export * from './agent.ts';
 export * from './slapd.ts';
+export * from './haproxy.ts';
+export * from './topology.ts';
 
 /**
  * Wraps a callback so that an error it throws is printed to stderr, as it

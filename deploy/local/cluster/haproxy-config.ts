@@ -12,7 +12,7 @@ export interface HaproxyBackend {
   agentPort: number;
 }
 
-export interface HaproxyOptions {
+interface HaproxyOptions {
   host?: string;
   apiPort: number;
   agentPort: number;
@@ -22,6 +22,11 @@ export interface HaproxyOptions {
   /** Milliseconds between health checks; two failures take a server out, two successes bring it back. */
   checkIntervalMs?: number;
   pidFile?: string;
+  /**
+   * Log to stderr (HAProxy in the foreground, `-db`): server state changes (`backend-2 is DOWN`) and one
+   * line per request or agent connection, in HAProxy's HTTP log format.
+   */
+  logToStderr?: boolean;
 }
 
 export function haproxyConfig(o: HaproxyOptions): string {
@@ -39,8 +44,10 @@ export function haproxyConfig(o: HaproxyOptions): string {
     // 20000 cannot be had under the default file limit of 20000 (two descriptors per connection).
     '    maxconn 4000',
     ...(o.pidFile ? [`    pidfile ${o.pidFile}`] : []),
+    ...(o.logToStderr ? ['    log stderr format raw daemon'] : []),
     'defaults',
     '    mode http',
+    ...(o.logToStderr ? ['    log global', '    option httplog'] : []),
     '    timeout connect 5s',
     '    timeout client 60s',
     '    timeout server 60s',
