@@ -28,10 +28,6 @@ export class Readiness {
     this.stopping = true;
   }
 
-  get draining(): boolean {
-    return this.stopping;
-  }
-
   check(now = Date.now()): ReadyReport {
     const reasons: string[] = [];
     if (this.stopping) reasons.push('node: stopping');
