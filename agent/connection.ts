@@ -92,6 +92,8 @@ interface Attempt {
   url: string;
   ws: WebSocket;
   opened: boolean;
+  /** When the WebSocket opened (ms). */
+  openedAt?: number;
   codec?: PayloadCodec;
   failure?: string;
   tlsError?: string;
@@ -102,6 +104,16 @@ interface Attempt {
 }
 
 const MAX_ERROR_BODY = 4096;
+/**
+ * A backend that closes an open connection with 1001 "going away" is stopping in order: the next URL
+ * is tried after at most this long (jittered, so its agents do not all arrive at once), not after
+ * the backoff (docs/architecture.md#agent-connect).
+ */
+const GOING_AWAY_MAX_DELAY_SEC = 0.25;
+/** Quick retries in a row before the backoff applies again (a backend that keeps sending agents away). */
+const GOING_AWAY_MAX_STREAK = 3;
+/** A connection open at least this long ends a streak of going-away closes. */
+const GOING_AWAY_STABLE_MS = 10_000;
 /** The longest `Retry-After` honoured, so a wrong header cannot park the agent for days. */
 const MAX_RETRY_AFTER_SEC = 3600;
 
@@ -115,6 +127,8 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   private deadline: NodeJS.Timeout | undefined;
   private started = false;
   private stopped = false;
+  /** Connections in a row closed with 1001 soon after they opened. */
+  private goingAwayStreak = 0;
 
   constructor(private readonly opts: ConnectionOptions) {
     super();
@@ -236,6 +250,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       }
       clearTimeout(handshakeTimer);
       a.opened = true;
+      a.openedAt = Date.now();
       this.backoff.reset();
       this.startHeartbeat(a);
       this.safeEmit('connected', { url, backendId: a.backendId });
@@ -255,7 +270,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     ws.on('close', (code, reason) => {
       clearTimeout(handshakeTimer);
       this.stopHeartbeat();
-      const retryIn = this.scheduleRetry(a.retryAfter);
+      const retryIn = this.goingAway(a, code) ? this.scheduleSoon() : this.scheduleRetry(a.retryAfter);
       if (a.opened) {
         this.safeEmit('disconnected', {
           url,
@@ -338,6 +353,25 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
     } catch (err) {
       this.log.error('connection listener failed', { event, error: err as Error });
     }
+  }
+
+  /** An open connection closed with 1001 by a stopping backend, and not yet a streak of them. */
+  private goingAway(a: Attempt, code: number): boolean {
+    if (!a.opened || code !== 1001) {
+      if (a.opened) this.goingAwayStreak = 0;
+      return false;
+    }
+    if (Date.now() - (a.openedAt ?? 0) >= GOING_AWAY_STABLE_MS) this.goingAwayStreak = 0;
+    return ++this.goingAwayStreak <= GOING_AWAY_MAX_STREAK;
+  }
+
+  /** Arms the next attempt within GOING_AWAY_MAX_DELAY_SEC; answers its delay in seconds. */
+  private scheduleSoon(): number | undefined {
+    if (this.stopped) return undefined;
+    const delay = (this.opts.random ?? Math.random)() * GOING_AWAY_MAX_DELAY_SEC;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.attempt(), delay * 1000);
+    return Math.round(delay * 100) / 100;
   }
 
   /**

@@ -47,7 +47,11 @@ export class Membership {
   private memberListeners: Array<(members: string[]) => void> = [];
   private lostListeners: SessionListener[] = [];
   private stopped = false;
+  /** The member key is gone for good (a graceful stop); the lease lives on until the handoff ends. */
+  private retired = false;
   private sessionLive = false;
+  /** When etcd last answered a lease grant or keepalive (the readiness check's "etcd answered recently"). */
+  private renewedAt = 0;
 
   constructor(
     private readonly etcd: EtcdAdapter,
@@ -64,6 +68,11 @@ export class Membership {
   /** True while this node may act as a member: the lease guard has not run out. */
   guardOk(): boolean {
     return this.sessionLive && Date.now() < this.guardUntil;
+  }
+
+  /** Milliseconds since etcd last renewed (or granted) this node's lease; Infinity before the first. */
+  renewalAgeMs(now = Date.now()): number {
+    return this.renewedAt ? now - this.renewedAt : Infinity;
   }
 
   memberNames(): string[] {
@@ -113,6 +122,7 @@ export class Membership {
       const lease = await this.etcd.grantLease(ttlSeconds);
       const res = await this.etcd.createIfAbsent(key, value, lease.id);
       if (res.created) {
+        this.renewedAt = Date.now();
         this.lease = lease;
         this.guardUntil = sentAt + ttlSeconds * 1000 - this.opts.guardMarginMs;
         this.sessionLive = true;
@@ -168,6 +178,7 @@ export class Membership {
         Math.max(DEFAULTS.keepaliveTimeoutMinMs, this.guardUntil - Date.now()),
       );
       if (this.lease !== lease || !this.sessionLive) return;
+      this.renewedAt = Date.now();
       if (ttl <= 0) {
         this.loseSession('lease expired in etcd');
         return;
@@ -197,7 +208,7 @@ export class Membership {
     void (async () => {
       // The old lease may still live in etcd (we only lost contact): revoke it so our shards free up.
       await old?.revoke();
-      for (let attempt = 0; !this.stopped; attempt++) {
+      for (let attempt = 0; !this.stopped && !this.retired; attempt++) {
         try {
           await this.openSession();
           this.emitMembers();
@@ -213,6 +224,17 @@ export class Membership {
   private emitMembers(): void {
     const names = this.memberNames();
     for (const fn of this.memberListeners) fn(names);
+  }
+
+  /**
+   * The first step of a graceful stop: deletes the member key but keeps the lease (and its
+   * keepalives), so the others' placement gives them this node's shards while the owner keys,
+   * bound to the lease, make them wait for each handoff (docs/architecture.md#shard-ownership-and-handoff).
+   */
+  async retire(): Promise<void> {
+    if (this.retired || this.stopped) return;
+    this.retired = true;
+    if (this.sessionLive) await this.etcd.delete(etcdKeys.member(this.opts.node));
   }
 
   /** Leaves the cluster: revoking the lease drops the member key and every owner key at once. */

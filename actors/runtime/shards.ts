@@ -9,6 +9,12 @@ const DEFAULTS = {
   retryMs: 1000,
   /** Shards acquired or released at once. */
   concurrency: 32,
+  /**
+   * After the member list changed, a node that held all its shards before has this long to take
+   * the new ones (their handoff waits for queued turns, up to 10 s) before it counts them as not
+   * held; otherwise every survivor of a leave would turn not ready at once.
+   */
+  handoffGraceMs: 15_000,
 } as const;
 
 /** What the shard manager drives: the actor host starts and stops work per shard. */
@@ -44,6 +50,12 @@ export class ShardManager {
   private dirty = false;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The placement table's shards for this node, for the member list it was computed from. */
+  private desired: { key: string; shards: Set<number> } | undefined;
+  private membersKey = '';
+  private membersChangedAt = 0;
+  /** This node has held every shard of the table since it (re)joined, at least once. */
+  private settled = false;
 
   constructor(
     private readonly etcd: EtcdAdapter,
@@ -54,8 +66,18 @@ export class ShardManager {
 
   start(): void {
     this.host.verifyOwnership = (s) => this.verify(s);
-    this.membership.onMembersChanged(() => this.reconcile());
-    this.membership.onSessionLost(() => this.dropAll());
+    this.membership.onMembersChanged((members) => {
+      const key = members.join('\n');
+      if (key !== this.membersKey) {
+        this.membersKey = key;
+        this.membersChangedAt = Date.now();
+      }
+      this.reconcile();
+    });
+    this.membership.onSessionLost(() => {
+      this.settled = false;
+      this.dropAll();
+    });
     this.watch = this.etcd.watchPrefix(etcdKeys.shardsPrefix, {
       onSnapshot: (records) => {
         this.owners.clear();
@@ -156,6 +178,7 @@ export class ShardManager {
     const toAcquire = [...desired].filter((s) => !this.owned.has(s) && !this.owners.has(s));
     await this.parallel(toRelease, (s) => this.release(s));
     await this.parallel(toAcquire, (s) => this.acquire(s, leaseId));
+    if ([...desired].every((s) => this.owned.has(s))) this.settled = true;
     // Shards held by a stale record of ourselves (an earlier lease) are freed by Membership.join.
   }
 
@@ -206,11 +229,41 @@ export class ShardManager {
     this.opts.log.info('shard handed off', { shard });
   }
 
-  /** Graceful stop: hand every shard off so the others take over without waiting for the lease. */
+  /**
+   * Shards the placement table gives this node that it does not hold, out of how many it gives it;
+   * `member` false when the member list does not show this node. Shards held beyond the table (being
+   * handed off after a join) are not counted: they are served until the handoff ends. `settling`:
+   * the shards missing came with a change of the member list less than handoffGraceMs ago, on a
+   * node that held all of its own before; a node that (re)joins has no such grace.
+   */
+  coverage(now = Date.now()): { member: boolean; desired: number; missing: number; settling: boolean } {
+    const me = this.membership.node;
+    const members = this.membership.memberNames();
+    if (!members.includes(me)) return { member: false, desired: 0, missing: 0, settling: false };
+    const key = members.join('\n');
+    if (this.desired?.key !== key)
+      this.desired = { key, shards: shardsOf(me, members, this.opts.shardCount) };
+    let missing = 0;
+    for (const s of this.desired.shards) if (!this.owned.has(s)) missing++;
+    if (missing === 0) this.settled = true;
+    const settling = missing > 0 && this.settled && now - this.membersChangedAt < DEFAULTS.handoffGraceMs;
+    return { member: true, desired: this.desired.shards.size, missing, settling };
+  }
+
+  /**
+   * Graceful stop: no more reconciling, the member key deleted (the lease kept) so the others'
+   * placement names a new owner for each shard, then every shard handed off: each moves as soon as
+   * it is released, without waiting for the lease.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.running?.catch(() => {});
+    await this.membership
+      .retire()
+      .catch((err) =>
+        this.opts.log.warn('member key not deleted before the handoff', { error: (err as Error).message }),
+      );
     await this.parallel([...this.owned.keys()], (s) => this.release(s).catch(() => {}), true);
     await this.watch?.close();
   }

@@ -80,6 +80,8 @@ export class AgentGateway {
   private readonly sessions = new Set<AgentSession>();
   private readonly passwords = new VerifiedCache();
   private heartbeat: NodeJS.Timeout | undefined;
+  private draining = false;
+  private drained: Promise<void> | undefined;
 
   constructor(private readonly opts: AgentGatewayOptions) {
     // What ws itself refuses after our checks (a bad Sec-WebSocket-Key, -Version or -Protocol, a method
@@ -220,6 +222,11 @@ export class AgentGateway {
       return;
     }
     if (socket.destroyed) return;
+    // Authenticated while the node began to stop: this node would close it with 1001 at once.
+    if (this.draining) {
+      refuse(socket, 503, 'this backend is stopping; connect to another one');
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const codec = codecForAccept(req.headers.accept);
       const session = new AgentSession(ws, identity, this.opts, codec);
@@ -245,18 +252,32 @@ export class AgentGateway {
     );
   }
 
-  async stop(): Promise<void> {
+  /**
+   * The first steps of a graceful stop (docs/architecture.md#stopping-a-node): the port takes no new
+   * connection (refused, so a balancer's redispatch or the agent's next URL takes it elsewhere), a
+   * handshake under way is refused with 503, and every agent is told 1001 "going away" so it
+   * reconnects to another node at once. Those that do not close in time are cut.
+   */
+  drain(): Promise<void> {
+    return (this.drained ??= this.closeAll());
+  }
+
+  private async closeAll(): Promise<void> {
+    this.draining = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
-    // 1001 "going away": agents reconnect to another node at once.
-    for (const ws of this.wss.clients) ws.close(1001, 'backend shutting down');
     const closed = new Promise<void>((resolve) =>
       this.server ? this.server.close(() => resolve()) : resolve(),
     );
+    for (const ws of this.wss.clients) ws.close(1001, 'backend shutting down');
     const deadline = Date.now() + DEFAULTS.closeGraceMs;
     while (this.wss.clients.size > 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, DEFAULTS.closePollMs));
     for (const ws of this.wss.clients) ws.terminate();
     this.server?.closeAllConnections();
     await closed;
+  }
+
+  async stop(): Promise<void> {
+    await this.drain();
   }
 }

@@ -27,6 +27,17 @@ import { actorHostService } from './services/actor-host.ts';
 import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
 import { apiService, loginLimitsService, readModelService, tokensService } from './services/api.ts';
+import { Readiness } from './readiness.ts';
+
+const DEFAULTS = {
+  /**
+   * At a graceful stop the REST port keeps serving this long after `/ready` turned 503, so balancers
+   * probing every second see it before new connections are refused (they would redispatch those too).
+   */
+  readyNoticeMs: 1000,
+  /** Then REST requests under way get this long to finish before their connections are cut. */
+  requestGraceMs: 5000,
+} as const;
 
 interface BackendNode {
   stop(): Promise<void>;
@@ -118,6 +129,15 @@ function nodeServices(
   );
   const tokens = tokensService(etcd.get);
   const views = readModelService(readModel);
+  const shards = shardsService({ etcd: etcd.get, membership: membership.get, host: host.get }, log);
+  // The configuration copy is complete once its service started, which is before the API serves.
+  const readiness = new Readiness({
+    membership: membership.get,
+    shards: shards.get,
+    nats: nats.get,
+    loaded: views.ready,
+    leaseTtlSeconds: cfg['cluster-lease-ttl'],
+  });
   const pipeline = pipelineService(cfg, { nats: nats.get, config: config.get }, log);
   const adhoc = adhocService(cfg, { nats: nats.get, config: config.get, readModel }, log);
   const api = apiService(
@@ -138,7 +158,7 @@ function nodeServices(
       pipeline: pipeline.get,
       pipelineQueue,
       readModel,
-      readModelReady: views.ready,
+      ready: () => readiness.check(),
       entityLimit,
       entityStats,
       queueAdhoc: () => adhoc.get().queue,
@@ -160,7 +180,7 @@ function nodeServices(
     pipelineStreamService(cfg, nats.get),
     membership,
     host,
-    shardsService({ etcd: etcd.get, membership: membership.get, host: host.get }, log),
+    shards,
     scheduleService({ config: config.get, actors }, log),
     loginLimits,
     agents,
@@ -170,7 +190,21 @@ function nodeServices(
     adhoc,
     api,
   ];
-  return { services, etcdUrls, natsUrls };
+  /**
+   * The steps of a graceful stop before the services stop in reverse order
+   * (docs/architecture.md#stopping-a-node): `/ready` 503 at once; agents told 1001 and the agent port
+   * closed; the REST port closed after a notice, its requests under way finished.
+   */
+  const drain = async () => {
+    readiness.drain();
+    log.info('draining: not ready, agents sent away, no new connections');
+    await Promise.all([
+      agents.started() ? agents.get().drain() : undefined,
+      new Promise((r) => setTimeout(r, DEFAULTS.readyNoticeMs)),
+    ]);
+    if (api.started()) await api.get().close(DEFAULTS.requestGraceMs);
+  };
+  return { services, etcdUrls, natsUrls, drain };
 }
 
 /** Starts one backend node; its stop stops the services in the reverse order. */
@@ -184,7 +218,7 @@ export async function startBackendNode(
   const fatal = new Promise<string>((r) => {
     reportFatal = r;
   });
-  const { services, etcdUrls, natsUrls } = nodeServices(cfg, log, agentTls, access, (msg) =>
+  const { services, etcdUrls, natsUrls, drain } = nodeServices(cfg, log, agentTls, access, (msg) =>
     reportFatal(msg),
   );
   const runner = new ServiceRunner(log);
@@ -198,8 +232,10 @@ export async function startBackendNode(
     nats: natsUrls(),
   });
   let stopped: Promise<void> | undefined;
-  return {
-    stop: () => (stopped ??= runner.stop().then(() => log.info('backend stopped', { node: cfg.name }))),
-    fatal,
+  const stop = async () => {
+    await drain().catch((err: unknown) => log.warn('drain failed', { error: err as Error }));
+    await runner.stop();
+    log.info('backend stopped', { node: cfg.name });
   };
+  return { stop: () => (stopped ??= stop()), fatal };
 }

@@ -11,6 +11,8 @@ export interface Service {
 export interface Provider<T> extends Service {
   /** What start made; throws before start, so a wrong start order fails loudly, not with undefined. */
   readonly get: () => T;
+  /** Started and not stopped yet. */
+  readonly started: () => boolean;
 }
 
 /** A Provider from a start that returns the product and a stop that ends it. */
@@ -26,6 +28,7 @@ export function provider<T>(
       if (!made) throw new Error(`${name} is used before it started`);
       return made.value;
     },
+    started: () => made !== undefined,
     start: async () => {
       made = { value: await start() };
     },

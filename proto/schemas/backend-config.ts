@@ -144,6 +144,12 @@ export const backendFlags: FlagSpec[] = [
     description: 'seconds a silent node keeps its shards before others take them',
     default: 10,
   },
+  {
+    name: 'shutdown-timeout',
+    type: 'int',
+    description: 'seconds an orderly stop (SIGTERM, SIGINT) may take before the node exits with status 1',
+    default: 20,
+  },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
   // Failed logins (API and agent handshake) before a block, and the window they are counted in
   // (docs/compatibility.md#login-limits).
@@ -272,6 +278,12 @@ export const BackendConfig = v.object({
     v.integer(),
     v.minValue(3, 'must be at least 3 seconds'),
     v.maxValue(120, 'must be at most 120 seconds'),
+  ),
+  'shutdown-timeout': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1 second'),
+    v.maxValue(3600, 'must be at most 3600 seconds'),
   ),
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
   'login-user-failures': LoginFailures,

@@ -254,9 +254,15 @@ test('GET /health, /ready, /version', async () => {
   const health = await backend.health();
   assert.is(health.status, 200);
   assert.is(health.body.healthy, true);
-  const ready = await backend.get('/ready');
-  assert.is(ready.status, 200);
-  assert.equal(ready.body, { ready: true });
+  // Ready once the node holds its shards and its read models are loaded, which may follow /health.
+  const ready = await waitFor(
+    async () => {
+      const r = await backend.get('/ready');
+      return r.status === 200 ? r : undefined;
+    },
+    { timeoutMs: 20_000, what: '/ready 200' },
+  );
+  assert.equal(ready.body, { ready: true, reasons: [] });
   const version = await backend.get('/version');
   assert.is(version.status, 200);
   assert.type(version.body.monitor_backend, 'string');

@@ -11,6 +11,14 @@ export interface HealthReport {
   agents: { connected: number };
   runtime: { actors: number; timers: number; mailbox_depth: number; committed_turns: number };
   pipeline?: { running: number; jobs: number };
+  /** What `/ready` answers now. */
+  ready: ReadyReport;
+}
+
+/** What `GET /ready` answers: ready, or the conditions that fail, each as "<part>: <why>". */
+export interface ReadyReport {
+  ready: boolean;
+  reasons: string[];
 }
 
 interface VersionReport {
@@ -22,19 +30,24 @@ interface VersionReport {
 export interface SystemDeps {
   health: () => Promise<HealthReport>;
   version: () => Promise<VersionReport>;
-  /** True once this node serves complete answers: configuration and read models loaded, member of the cluster. */
-  ready: () => boolean;
+  /** Cheap (probed every second): state the node tracks, no round trip (docs/architecture.md#readiness-and-liveness). */
+  ready: () => ReadyReport;
   metrics: NodeMetrics;
 }
 
-/** Public routes: `/health` (503 when etcd or NATS is out of reach), `/ready`, `/version`, `/metrics`. */
+/**
+ * Public routes: `/health` (liveness: 200 whenever the process serves, the report in the body),
+ * `/ready` (503 naming what fails; docs/architecture.md#readiness-and-liveness), `/version`, `/metrics`.
+ */
 export function systemRoutes(deps: SystemDeps): Hono {
   const app = new Hono();
-  app.get('/health', async (c) => {
-    const report = await deps.health();
-    return c.json(report, report.healthy ? 200 : 503);
+  // A liveness probe that failed while etcd or NATS is away would have every node restarted at once
+  // for an outage a restart cannot mend; what is out of reach is in the report.
+  app.get('/health', async (c) => c.json(await deps.health(), 200));
+  app.get('/ready', (c) => {
+    const report = deps.ready();
+    return c.json(report, report.ready ? 200 : 503);
   });
-  app.get('/ready', (c) => (deps.ready() ? c.json({ ready: true }) : c.json({ ready: false }, 503)));
   app.get('/version', async (c) => c.json(await deps.version()));
   app.get('/metrics', async (c) =>
     c.body(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.contentType }),

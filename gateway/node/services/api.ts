@@ -24,14 +24,16 @@ import { directoryLogin, directoryLookup } from '../../auth/ldap.ts';
 import type { AgentGateway } from '../../agents/server.ts';
 import { NodeMetrics } from '../../api/metrics.ts';
 import { buildApi } from '../../api/app.ts';
-import { listenApi } from '../../api/server.ts';
-import type { HealthReport } from '../../api/routes/system.ts';
+import { listenApi, type ApiListener } from '../../api/server.ts';
+import type { HealthReport, ReadyReport } from '../../api/routes/system.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 import type { QueueAdhoc } from './schedule.ts';
 
 const DEFAULTS = {
   /** How long `GET /version` waits for etcd's own /version before asking through the client. */
   etcdVersionTimeoutMs: 2000,
+  /** `/health` reports etcd and NATS unreachable after this, well within a liveness probe's timeout. */
+  healthCallTimeoutMs: 2000,
 } as const;
 
 /** Access and refresh tokens of API logins; their signing key is the cluster's, in etcd. */
@@ -110,7 +112,7 @@ interface ApiServiceDeps {
   pipeline: () => PipelineWorker;
   pipelineQueue: () => PipelineQueue;
   readModel: () => EntityReadModel;
-  readModelReady: () => boolean;
+  ready: () => ReadyReport;
   entityLimit: () => EntityLimit;
   entityStats: EntityStats;
   queueAdhoc: () => QueueAdhoc;
@@ -125,13 +127,23 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
       d.host(),
       d.pipeline(),
     ];
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${DEFAULTS.healthCallTimeoutMs} ms`)),
+        DEFAULTS.healthCallTimeoutMs,
+      );
+    });
     const [etcdOk, natsOk] = await Promise.all([
-      etcd.get(etcdKeys.clusterConfig).then(
+      Promise.race([etcd.get(etcdKeys.clusterConfig), late]).then(
         () => ({ healthy: true }),
         (e: Error) => ({ healthy: false, error: e.message }),
       ),
-      nats.ping().then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
+      nats
+        .ping(DEFAULTS.healthCallTimeoutMs)
+        .then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
     ]);
+    clearTimeout(timer);
     return {
       healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
       node: cfg.name,
@@ -147,6 +159,7 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
         committed_turns: host.committedTurns,
       },
       pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
+      ready: d.ready(),
     };
   };
 }
@@ -186,16 +199,12 @@ function metrics(d: ApiServiceDeps): NodeMetrics {
 }
 
 /** The REST API; it listens last, once everything it reports on and writes through runs. */
-export function apiService(
-  cfg: BackendConfig,
-  d: ApiServiceDeps,
-  log: Logger,
-): Provider<{ close(): Promise<void> }> {
+export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): Provider<ApiListener> {
   return provider(
     'api',
     async () => {
       const apiLog = log.child({ component: 'api' });
-      const [config, stores, membership] = [d.config(), d.stores(), d.membership()];
+      const [config, stores] = [d.config(), d.stores()];
       const queueAdhoc = d.queueAdhoc();
       return listenApi(
         buildApi({
@@ -223,7 +232,7 @@ export function apiService(
             apiLog,
           ),
           queueAdhoc,
-          ready: () => d.readModelReady() && membership.guardOk(),
+          ready: d.ready,
         }),
         cfg['api-host'],
         cfg['api-port'],

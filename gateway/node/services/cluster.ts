@@ -8,7 +8,7 @@ import type { EtcdAdapter } from '../../../actors/runtime/etcd.ts';
 import { Membership } from '../../../actors/runtime/membership.ts';
 import { ShardManager } from '../../../actors/runtime/shards.ts';
 import type { ActorHost } from '../../../actors/runtime/host.ts';
-import { provider, service, type Provider, type Service } from '../service.ts';
+import { provider, type Provider } from '../service.ts';
 
 const DEFAULTS = {
   // How long before etcd could expire the lease the node's own lease guard ends: 15 % of the TTL,
@@ -68,17 +68,17 @@ export function membershipService(
 export function shardsService(
   deps: { etcd: () => EtcdAdapter; membership: () => Membership; host: () => ActorHost },
   log: Logger,
-): Service {
-  let shards: ShardManager | undefined;
-  return service(
+): Provider<ShardManager> {
+  return provider(
     'shards',
     async () => {
-      shards = new ShardManager(deps.etcd(), deps.membership(), deps.host(), {
+      const shards = new ShardManager(deps.etcd(), deps.membership(), deps.host(), {
         shardCount: SHARD_COUNT,
         log: log.child({ component: 'shards' }),
       });
       shards.start();
+      return shards;
     },
-    async () => shards?.stop(),
+    (shards) => shards.stop(),
   );
 }

@@ -16,8 +16,8 @@ export const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf
   .version;
 const KUBECTLS = (process.env.KUBECTL || 'kubectl').split(/\s+/).filter(Boolean);
 export const NAMESPACE = 'monitor';
-/** The backend cuts an orderly stop short after this (gateway/node/cli.ts, DEFAULTS.shutdownTimeoutMs). */
-export const BACKEND_STOP_CAP_S = 30;
+/** The backend cuts an orderly stop short after this (--shutdown-timeout's default, proto/schemas/backend-config.ts). */
+export const BACKEND_STOP_CAP_S = 20;
 
 /** What each overlay is for; an overlay missing here fails, so a new one gets its expectations. */
 export const EXPECTED: Record<
