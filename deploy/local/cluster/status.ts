@@ -49,7 +49,7 @@ async function json(url: string, body?: string): Promise<Json | undefined> {
 async function backendsView(c: ClusterConfig, out: string[]): Promise<void> {
   out.push('backends (GET /health, /ready)');
   for (const [i, url] of backendApiUrls(c).entries()) {
-    const [h, r] = await Promise.all([json(`${url}/health`), call(`${url}/ready`)]);
+    const [h, r] = await Promise.all([json(`${url}/health`), json(`${url}/ready`)]);
     const name = `backend-${i + 1}`.padEnd(10);
     if (!h) {
       out.push(`  ${name} no answer from ${url}`);
@@ -57,11 +57,19 @@ async function backendsView(c: ClusterConfig, out: string[]): Promise<void> {
     }
     const members = Array.isArray(h.members) ? (h.members as string[]).join(', ') : '?';
     out.push(
-      `  ${name} ${h._status === 200 ? 'healthy' : `unhealthy (${h._status})`}, ${r?.status === 200 ? 'ready' : 'not ready'}` +
+      // /health is 200 whenever the process serves (its report says the rest); /ready names what fails.
+      `  ${name} ${h._status === 200 ? 'alive' : `alive? (${h._status})`}, ${readiness(r)}` +
         `, shards owned ${h.shards?.owned ?? '?'}/${h.shards?.total ?? '?'}, agents ${h.agents?.connected ?? '?'}` +
         `, members: ${members}`,
     );
   }
+}
+
+function readiness(r: Json | undefined): string {
+  if (!r) return 'ready: no answer';
+  if (r._status === 200) return 'ready';
+  const reasons = Array.isArray(r.reasons) ? (r.reasons as string[]).join('; ') : '';
+  return `not ready (${reasons || r._status})`;
 }
 
 async function etcdView(c: ClusterConfig, out: string[]): Promise<void> {
