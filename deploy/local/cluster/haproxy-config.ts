@@ -3,7 +3,7 @@
  * frontend for the REST API and one for the agent WebSocket, each balancing over every backend with
  * `leastconn` (agent sockets live long, so the count of open ones is what to even out). Both check
  * each backend's `/ready` on its API port, so a node that is stopping, or that lost etcd, NATS or
- * its shards, takes no new connection. docs/operations.md#haproxy explains each setting.
+ * its shards, takes no new connection. docs/operations-local-cluster.md#haproxy explains each setting.
  */
 export interface HaproxyBackend {
   name: string;
