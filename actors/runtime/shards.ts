@@ -54,8 +54,12 @@ export class ShardManager {
   private desired: { key: string; shards: Set<number> } | undefined;
   private membersKey = '';
   private membersChangedAt = 0;
-  /** This node has held every shard of the table since it (re)joined, at least once. */
-  private settled = false;
+  /**
+   * The lease under which this node last held every shard of the table. The handoff grace of
+   * `coverage` is for that lease only: a node that rejoined under a new one (after its guard ran out,
+   * even if no session-lost callback came) must hold its shards before it is ready again.
+   */
+  private settledLease: string | undefined;
 
   constructor(
     private readonly etcd: EtcdAdapter,
@@ -75,7 +79,7 @@ export class ShardManager {
       this.reconcile();
     });
     this.membership.onSessionLost(() => {
-      this.settled = false;
+      this.settledLease = undefined;
       this.dropAll();
     });
     this.watch = this.etcd.watchPrefix(etcdKeys.shardsPrefix, {
@@ -178,7 +182,7 @@ export class ShardManager {
     const toAcquire = [...desired].filter((s) => !this.owned.has(s) && !this.owners.has(s));
     await this.parallel(toRelease, (s) => this.release(s));
     await this.parallel(toAcquire, (s) => this.acquire(s, leaseId));
-    if ([...desired].every((s) => this.owned.has(s))) this.settled = true;
+    if ([...desired].every((s) => this.owned.has(s))) this.settledLease = leaseId;
     // Shards held by a stale record of ourselves (an earlier lease) are freed by Membership.join.
   }
 
@@ -245,8 +249,13 @@ export class ShardManager {
       this.desired = { key, shards: shardsOf(me, members, this.opts.shardCount) };
     let missing = 0;
     for (const s of this.desired.shards) if (!this.owned.has(s)) missing++;
-    if (missing === 0) this.settled = true;
-    const settling = missing > 0 && this.settled && now - this.membersChangedAt < DEFAULTS.handoffGraceMs;
+    const lease = this.membership.leaseId;
+    if (missing === 0 && this.membership.guardOk()) this.settledLease = lease;
+    const settling =
+      missing > 0 &&
+      lease !== undefined &&
+      this.settledLease === lease &&
+      now - this.membersChangedAt < DEFAULTS.handoffGraceMs;
     return { member: true, desired: this.desired.shards.size, missing, settling };
   }
 
