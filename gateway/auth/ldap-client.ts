@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type tls from 'node:tls';
 import { Client } from 'ldapts';
 import type { DirectoryServer } from '../../proto/schemas/resources/authproviders.ts';
+import { withTimeout } from '../../lib/timeout.ts';
 
 /** TCP connect and each LDAP operation (and a STARTTLS handshake) give up after this long. */
 const LDAP_TIMEOUT_MS = 5000;
@@ -25,16 +26,6 @@ function tlsOptions(s: DirectoryServer): tls.ConnectionOptions {
   if (s.client_cert_file) o.cert = fs.readFileSync(s.client_cert_file);
   if (s.client_key_file) o.key = fs.readFileSync(s.client_key_file);
   return o;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** Closes a client, never throwing (the connection may already be broken). */

@@ -2,6 +2,7 @@ import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
 import { buckets, etcdKeys, SHARD_COUNT } from '../../../proto/names.ts';
 import { VERSION } from '../../../proto/version.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { withTimeout } from '../../../lib/timeout.ts';
 import type { EtcdAdapter } from '../../../actors/runtime/etcd.ts';
 import type { KvStore } from '../../../actors/runtime/kv-store.ts';
 import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
@@ -127,15 +128,8 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
       d.host(),
       d.pipeline(),
     ];
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${DEFAULTS.healthCallTimeoutMs} ms`)),
-        DEFAULTS.healthCallTimeoutMs,
-      );
-    });
     const [etcdOk, natsOk] = await Promise.all([
-      Promise.race([etcd.get(etcdKeys.clusterConfig), late]).then(
+      withTimeout(etcd.get(etcdKeys.clusterConfig), DEFAULTS.healthCallTimeoutMs, 'etcd').then(
         () => ({ healthy: true }),
         (e: Error) => ({ healthy: false, error: e.message }),
       ),
@@ -143,7 +137,6 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
         .ping(DEFAULTS.healthCallTimeoutMs)
         .then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
     ]);
-    clearTimeout(timer);
     return {
       healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
       node: cfg.name,
