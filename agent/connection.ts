@@ -367,11 +367,7 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
 
   /** Arms the next attempt within GOING_AWAY_MAX_DELAY_SEC; answers its delay in seconds. */
   private scheduleSoon(): number | undefined {
-    if (this.stopped) return undefined;
-    const delay = (this.opts.random ?? Math.random)() * GOING_AWAY_MAX_DELAY_SEC;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.attempt(), delay * 1000);
-    return Math.round(delay * 100) / 100;
+    return this.armAttempt(() => (this.opts.random ?? Math.random)() * GOING_AWAY_MAX_DELAY_SEC);
   }
 
   /**
@@ -379,11 +375,16 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
    * for logs), none once stopped.
    */
   private scheduleRetry(atLeast = 0): number | undefined {
+    return this.armAttempt(() => Math.max(this.backoff.next(), atLeast));
+  }
+
+  /** Arms the next attempt after `delay()` seconds (not asked once stopped); answers it rounded for logs. */
+  private armAttempt(delay: () => number): number | undefined {
     if (this.stopped) return undefined;
-    const delay = Math.max(this.backoff.next(), atLeast);
+    const seconds = delay();
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.attempt(), delay * 1000);
-    return Math.round(delay * 100) / 100;
+    this.retryTimer = setTimeout(() => this.attempt(), seconds * 1000);
+    return Math.round(seconds * 100) / 100;
   }
 
   // Pings keep proxies from idling the socket out; the deadline catches a backend that is gone without
