@@ -13,7 +13,6 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
-  getJson,
   sleep,
   startAgent,
   startBackend,
@@ -67,8 +66,7 @@ async function launch(name: string, options?: Backend['options']): Promise<Backe
   return b;
 }
 
-const readyOf = (b: Backend) =>
-  getJson(`${b.apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+const readyOf = (b: Backend) => b.ready().catch(() => undefined);
 const isReady = async (b: Backend) => (await readyOf(b))?.status === 200;
 
 /** What the other nodes' /ready said while one stopped: every 503 reason, and polls none was ready. */

@@ -11,7 +11,6 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {
-  getJson,
   sleep,
   startBackend,
   startEtcd,
@@ -37,7 +36,7 @@ interface Ready {
 }
 
 const ready = async (b: Backend): Promise<Ready> => {
-  const r = await getJson(`${b.apiUrl}/ready`, { signal: AbortSignal.timeout(2000) });
+  const r = await b.ready();
   return { status: r.status, ready: r.body?.ready, reasons: r.body?.reasons ?? [] };
 };
 

@@ -73,6 +73,8 @@ export interface Backend {
   get<B = any>(path: string, init?: Parameters<typeof getJson>[1]): Promise<JsonResponse<B>>;
   /** GET /health. */
   health(): Promise<JsonResponse>;
+  /** GET /ready (2 s timeout). */
+  ready(): Promise<JsonResponse>;
   /** The JSON log lines so far (stderr and stdout). */
   logs(): Record<string, any>[];
   /** SIGTERM, wait up to timeoutMs (default 10 s), then SIGKILL. */
@@ -155,6 +157,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
         headers: { ...adminAuth, ...(init?.headers as Record<string, string> | undefined) },
       }),
     health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
+    ready: () => getJson(`${apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }),
     logs: () => proc.jsonLines(),
     stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
     kill: (signal: NodeJS.Signals = 'SIGKILL') => proc.send(signal),
