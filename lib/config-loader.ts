@@ -15,6 +15,8 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
   const where = `--${spec.name} (from ${source})`;
   switch (spec.type) {
     case 'string':
+      // A map in the YAML file for a flag that also takes one as text (JSON) on the command line.
+      if (raw !== null && typeof raw === 'object') return JSON.stringify(raw);
       return typeof raw === 'string' ? raw : String(raw);
     case 'int':
     case 'float': {

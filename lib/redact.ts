@@ -18,7 +18,7 @@ export function redactFields(entity: Redactable): readonly string[] {
  * `"REDACTED"`. Unchanged parts are shared with the input, and a value with nothing to hide is
  * returned as is.
  */
-function redactValue<T>(value: T, fields: readonly string[]): T {
+export function redactValue<T>(value: T, fields: readonly string[]): T {
   if (fields.length === 0) return value;
   const hidden = new Set(fields.map((f) => f.toLowerCase()));
   return walk(value, hidden) as T;

@@ -75,6 +75,11 @@ export class Membership {
     return this.renewedAt ? now - this.renewedAt : Infinity;
   }
 
+  /** Each live member's name and what it published in its member key. */
+  memberInfo(): Array<{ name: string; info: Record<string, unknown> }> {
+    return [...this.members].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, info]) => ({ name, info }));
+  }
+
   memberNames(): string[] {
     return [...this.members.keys()].sort();
   }

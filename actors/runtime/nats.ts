@@ -298,6 +298,12 @@ export class NatsAdapter {
     });
   }
 
+  /** How many messages a stream holds (a work queue: how many wait or run). */
+  async streamDepth(stream: string): Promise<number> {
+    const jsm = await this.nc.jetstreamManager();
+    return (await jsm.streams.info(stream)).state.messages;
+  }
+
   async close(): Promise<void> {
     this.mux.close();
     if (this.nc.isClosed()) return;

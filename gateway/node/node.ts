@@ -26,6 +26,7 @@ import { membershipService, shardsService, type NodeUrls } from './services/clus
 import { actorHostService } from './services/actor-host.ts';
 import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
+import { legacyApiService } from './services/legacy.ts';
 import { apiService, loginLimitsService, readModelService, tokensService } from './services/api.ts';
 import { Readiness } from './readiness.ts';
 
@@ -166,6 +167,20 @@ function nodeServices(
     log,
   );
 
+  const legacyApi = legacyApiService(
+    cfg,
+    {
+      nats: nats.get,
+      stores: stores.get,
+      config: config.get,
+      membership: membership.get,
+      actors,
+      readModel,
+      queueAdhoc: () => adhoc.get().queue,
+    },
+    log,
+  );
+
   const services: Service[] = [
     stateDirService(cfg, log),
     portsService(cfg),
@@ -189,6 +204,7 @@ function nodeServices(
     pipeline,
     adhoc,
     api,
+    legacyApi,
   ];
   /**
    * The steps of a graceful stop before the services stop in reverse order
@@ -202,7 +218,10 @@ function nodeServices(
       agents.started() ? agents.get().drain() : undefined,
       new Promise((r) => setTimeout(r, DEFAULTS.readyNoticeMs)),
     ]);
-    if (api.started()) await api.get().close(DEFAULTS.requestGraceMs);
+    await Promise.all([
+      api.started() ? api.get().close(DEFAULTS.requestGraceMs) : undefined,
+      legacyApi.started() ? legacyApi.get()?.close(DEFAULTS.requestGraceMs) : undefined,
+    ]);
   };
   return { services, etcdUrls, natsUrls, drain };
 }

@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import type { FlagSpec } from '../flags.ts';
 import { LOG_LEVELS } from '../log-levels.ts';
 import { Name } from './common.ts';
+import { legacyApiConfigEntries, legacyApiFlags } from './legacy-api-config.ts';
 
 export const BACKEND_ENV_PREFIX = 'MONITOR_BACKEND_';
 export const BACKEND_CONFIG_FILE = '/etc/monitor/backend.yml';
@@ -209,6 +210,7 @@ export const backendFlags: FlagSpec[] = [
     description: 'pipeline jobs (filters, mutators, handlers of one event) this node runs at the same time',
     default: 64,
   },
+  ...legacyApiFlags,
 ];
 
 const Port = v.pipe(
@@ -312,6 +314,7 @@ export const BackendConfig = v.object({
     v.minValue(1, 'must be at least 1'),
     v.maxValue(1024, 'must be at most 1024'),
   ),
+  ...legacyApiConfigEntries,
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
 

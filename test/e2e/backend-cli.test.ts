@@ -91,6 +91,7 @@ test('ports in use: one line naming the flag to change', async () => {
     [['--agent-port', String(await occupy())], '--agent-port'],
     [['--etcd-listen-client-urls', `http://127.0.0.1:${await occupy()}`], '--etcd-listen-client-urls'],
     [['--nats-listen', `127.0.0.1:${await occupy()}`], '--nats-listen'],
+    [['--legacy-api-port', String(await occupy())], '--legacy-api-port'],
   ];
   for (const [args, flag] of cases) {
     const base = [
@@ -104,6 +105,10 @@ test('ports in use: one line naming the flag to change', async () => {
       '--api-port',
       String(await freePort()),
       '--agent-port',
+      String(await freePort()),
+      '--legacy-api-host',
+      '127.0.0.1',
+      '--legacy-api-port',
       String(await freePort()),
       '--etcd-listen-client-urls',
       `http://127.0.0.1:${await freePort()}`,
@@ -136,6 +141,7 @@ test(
         `agent-port: ${fileAgent}`,
         'api-host: 127.0.0.1',
         'agent-host: 127.0.0.1',
+        'legacy-api-port: 0',
         'name: from-file',
         'log-level: warn',
         `state-dir: ${join(dir, 'state')}`,

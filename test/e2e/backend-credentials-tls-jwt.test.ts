@@ -81,6 +81,8 @@ const startToExit = (natsUrl: string, extra: string[]) =>
     '0',
     '--agent-port',
     '0',
+    '--legacy-api-port',
+    '0',
     '--nats-url',
     natsUrl,
     '--etcd-client-urls',

@@ -87,6 +87,8 @@ test('a wrong NATS password: the backend exits 1 saying so, without echoing eith
       '0',
       '--agent-port',
       '0',
+      '--legacy-api-port',
+      '0',
       '--nats-url',
       `nats://monitor:wrong-${encodeURIComponent(NATS_PASSWORD)}@127.0.0.1:${nats.port}`,
       '--etcd-client-urls',

@@ -29,6 +29,8 @@ interface BackendOptions {
   /** Reuse ports (restart tests); default free ports. */
   apiPort?: number;
   agentPort?: number;
+  /** The legacy API's port (default a free one; 0 turns it off). */
+  legacyPort?: number;
   /** Embedded mode only: reuse the embedded etcd/NATS ports. */
   etcdClientPort?: number;
   etcdPeerPort?: number;
@@ -63,6 +65,9 @@ export interface Backend {
   agentUrl: string;
   apiPort: number;
   agentPort: number;
+  /** http://127.0.0.1:<legacyPort>, the legacy API (port 4567 in production). */
+  legacyUrl: string;
+  legacyPort: number;
   stateDir: string;
   /** Embedded mode: the URLs it was told to listen on. */
   embedded?: { etcdClientUrl: string; etcdPeerUrl: string; natsListen: string };
@@ -89,12 +94,13 @@ export interface Backend {
 export async function startBackend(o: BackendOptions): Promise<Backend> {
   const apiPort = o.apiPort ?? (await freePort());
   const agentPort = o.agentPort ?? (await freePort());
+  const legacyPort = o.legacyPort ?? (await freePort());
   const stateDir = o.stateDir ?? tempDir(`backend-${o.name}`);
   const external = o.etcdUrl !== undefined || o.natsUrl !== undefined;
   if (external && (o.etcdUrl === undefined || o.natsUrl === undefined)) {
     throw new Error('startBackend: give both etcdUrl and natsUrl (external mode) or neither (embedded mode)');
   }
-  const options: BackendOptions = { ...o, apiPort, agentPort, stateDir };
+  const options: BackendOptions = { ...o, apiPort, agentPort, legacyPort, stateDir };
   const args = [
     'start',
     '--name',
@@ -109,6 +115,10 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     '127.0.0.1',
     '--agent-port',
     String(agentPort),
+    '--legacy-api-host',
+    '127.0.0.1',
+    '--legacy-api-port',
+    String(legacyPort),
     '--log-level',
     o.logLevel ?? 'debug',
     '--cluster-lease-ttl',
@@ -146,6 +156,8 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     agentUrl: `ws://127.0.0.1:${agentPort}`,
     apiPort,
     agentPort,
+    legacyUrl: `http://127.0.0.1:${legacyPort}`,
+    legacyPort,
     stateDir,
     embedded,
     options,

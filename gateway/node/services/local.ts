@@ -16,12 +16,15 @@ export function stateDirService(cfg: BackendConfig, log: Logger): Service {
   );
 }
 
-/** The API and agent ports are checked before anything is spawned, so a taken one names its flag at once. */
+/** The API, agent and legacy API ports are checked before anything is spawned, so a taken one names its flag at once. */
 export function portsService(cfg: BackendConfig): Service {
   return service('ports', () =>
     checkPortsFree([
       { host: cfg['api-host'], port: cfg['api-port'], flag: 'api-port' },
       { host: cfg['agent-host'], port: cfg['agent-port'], flag: 'agent-port' },
+      ...(cfg['legacy-api-port'] > 0
+        ? [{ host: cfg['legacy-api-host'], port: cfg['legacy-api-port'], flag: 'legacy-api-port' }]
+        : []),
     ]),
   );
 }

@@ -1,0 +1,120 @@
+import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
+import { buckets, SHARD_COUNT, streams } from '../../../proto/names.ts';
+import { VERSION } from '../../../proto/version.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { withTimeout } from '../../../lib/timeout.ts';
+import { scrubUrlCredentials } from '../../../lib/url-credentials.ts';
+import type { KvStore } from '../../../actors/runtime/kv-store.ts';
+import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
+import type { Membership } from '../../../actors/runtime/membership.ts';
+import type { ActorClient } from '../../../actors/runtime/ask.ts';
+import type { ConfigStore } from '../../../actors/config/store.ts';
+import { EntityReads } from '../../../actors/entity/reads.ts';
+import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
+import { buildLegacyApi } from '../../legacy/app.ts';
+import type { LegacyServices, TransportState } from '../../legacy/env.ts';
+import { listenApi, type ApiListener } from '../../api/server.ts';
+import { provider, type Provider } from '../service.ts';
+import type { QueueAdhoc } from './schedule.ts';
+
+const DEFAULTS = {
+  /** `/info` and `/health` report the queue depth unknown (-1) past this. */
+  transportCallTimeoutMs: 2000,
+} as const;
+
+interface LegacyServiceDeps {
+  nats: () => NatsAdapter;
+  stores: () => Map<string, KvStore>;
+  config: () => ConfigStore;
+  membership: () => Membership;
+  actors: () => ActorClient;
+  readModel: () => EntityReadModel;
+  queueAdhoc: () => QueueAdhoc;
+}
+
+/** The node's flags as `/settings` shows them, under the legacy API's own key for itself. */
+function nodeSettings(cfg: BackendConfig): Record<string, unknown> {
+  return {
+    api: {
+      bind: cfg['legacy-api-host'],
+      port: cfg['legacy-api-port'],
+      user: cfg['legacy-api-user'],
+      password: cfg['legacy-api-password'],
+    },
+    backend: backendSettings(cfg),
+  };
+}
+
+/**
+ * The node's flags, without its store credentials: passwords and credential files are left out and
+ * URLs lose their user info, so not even `redacted=false` shows them (only the legacy API's own).
+ */
+function backendSettings(cfg: BackendConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(cfg)) {
+    if (/password|creds/.test(k)) continue;
+    if (typeof value === 'string') out[k] = scrubUrlCredentials(value);
+    else if (Array.isArray(value))
+      out[k] = value.map((x) => (typeof x === 'string' ? scrubUrlCredentials(x) : x));
+    else out[k] = value;
+  }
+  return out;
+}
+
+/** The services the legacy routes use, from the node's own. */
+export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): LegacyServices {
+  const [nats, stores, membership] = [d.nats(), d.stores(), d.membership()];
+  const transport = async (): Promise<TransportState> => {
+    const messages = await withTimeout(
+      nats.streamDepth(streams.pipeline),
+      DEFAULTS.transportCallTimeoutMs,
+      'pipeline stream',
+    ).catch(() => -1);
+    return { connected: nats.connected, consumers: membership.memberNames().length, messages };
+  };
+  return {
+    namespace: cfg['legacy-api-namespace'],
+    config: d.config(),
+    actors: d.actors(),
+    reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
+    readModel: d.readModel(),
+    queueAdhoc: (request) => d.queueAdhoc()(request),
+    transport,
+    unavailable: () => (nats.connected ? undefined : 'not connected to transport'),
+    settings: () => nodeSettings(cfg),
+    servers: () =>
+      membership.memberInfo().map(({ name, info }) => ({
+        id: name,
+        hostname: name,
+        version: typeof info.version === 'string' ? info.version : VERSION,
+        api: info.api,
+        started: info.started_at,
+      })),
+    log,
+  };
+}
+
+/** The legacy API on `--legacy-api-port` (0: none); it listens after the REST API's dependencies run. */
+export function legacyApiService(
+  cfg: BackendConfig,
+  d: LegacyServiceDeps,
+  log: Logger,
+): Provider<ApiListener | undefined> {
+  return provider(
+    'legacy api',
+    async () => {
+      if (cfg['legacy-api-port'] === 0) return undefined;
+      const legacyLog = log.child({ component: 'legacy-api' });
+      return listenApi(
+        buildLegacyApi(legacyServices(cfg, d, legacyLog), {
+          user: cfg['legacy-api-user'],
+          password: cfg['legacy-api-password'],
+          cors: cfg['legacy-api-cors'],
+        }),
+        cfg['legacy-api-host'],
+        cfg['legacy-api-port'],
+      );
+    },
+    async (api) => api?.close(),
+  );
+}

@@ -1,0 +1,26 @@
+// The keys the legacy generation hid in settings and clients when a client named no `redact` list of
+// its own (that list replaces this one, it does not add to it).
+export const LEGACY_REDACT: readonly string[] = [
+  'password',
+  'passwd',
+  'pass',
+  'api_key',
+  'api_token',
+  'access_key',
+  'secret_key',
+  'private_key',
+  'secret',
+  'routing_key',
+  'access_token_read',
+  'access_token_write',
+  'access_token_path',
+  'webhook_url',
+  'nickserv_password',
+  'channel_password',
+  'community',
+  'keystore_password',
+  'truststore_password',
+  'proxy_password',
+  'access_key_id',
+  'secret_access_key',
+];
