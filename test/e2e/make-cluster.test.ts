@@ -1,4 +1,5 @@
 // suite-timeout: 360
+// suite-exclusive: eleven processes (3 etcd, 3 NATS, 3 backends, HAProxy, an agent) on two cores
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
