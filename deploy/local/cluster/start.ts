@@ -25,6 +25,7 @@ import {
   apiKeyFile,
   backendApiUrls,
   etcdUrls,
+  legacyUrl,
   missingBinaries,
   natsMonitorUrls,
   processes,
@@ -155,9 +156,10 @@ function summary(c: ClusterConfig, key: string): string {
     '  a local cluster is running (3 etcd, 3 nats-server, 3 backends, haproxy, one agent)',
     `    REST API (haproxy)      ${restUrl(c)}`,
     `    agent socket (haproxy)  ${agentWsUrl(c)}`,
+    `    legacy API (haproxy)    ${legacyUrl(c)}   (curl ${legacyUrl(c)}/info)`,
     ...backendApiUrls(c).map(
       (u, i) =>
-        `    backend-${i + 1}               ${u}   (agent port ws://127.0.0.1:${c.ports.backendAgent[i]})`,
+        `    backend-${i + 1}               ${u}   (agent port ws://127.0.0.1:${c.ports.backendAgent[i]}, legacy API http://127.0.0.1:${c.ports.backendLegacy[i]})`,
     ),
     `    haproxy stats           ${statsUrl(c)}`,
     `    nats monitoring         ${natsMonitorUrls(c).join(' ')}`,
