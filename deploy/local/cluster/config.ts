@@ -171,5 +171,8 @@ export function savedConfig(dir: string): ClusterConfig | undefined {
 
 /** The ports on which `a` and `b` differ, named by their variable; empty when the same. */
 export function portDifferences(a: ClusterPorts, b: ClusterPorts): string[] {
-  return PORT_VARS.filter(([key]) => JSON.stringify(a[key]) !== JSON.stringify(b[key])).map(([, v]) => v);
+  // A port `a` lacks (a folder saved before the legacy API ports existed) is not pinned by its data.
+  return PORT_VARS.filter(
+    ([key]) => a[key] !== undefined && JSON.stringify(a[key]) !== JSON.stringify(b[key]),
+  ).map(([, v]) => v);
 }

@@ -227,7 +227,8 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
   launch(haproxy);
   await waitFor('haproxy to see every backend UP', haproxy, DEFAULTS.haproxyReadyMs, async () => {
     const servers = await haproxyServers(c);
-    return ok(servers !== undefined && servers.length === 6 && servers.every((s) => s.status === 'UP'));
+    // Three servers in each of be_api, be_agents and be_legacy.
+    return ok(servers !== undefined && servers.length === 9 && servers.every((s) => s.status === 'UP'));
   });
 
   const agent = byKind(specs, 'agent');
