@@ -207,7 +207,7 @@ export async function postWindow(
  * Open loop: `fire` is called `rate` times a second on schedule, whether earlier calls are answered
  * or not; `measuring` tells whether the call falls in the measured window.
  */
-async function openLoop(
+export async function openLoop(
   rate: number,
   warmupMs: number,
   measureMs: number,
