@@ -235,7 +235,8 @@ export async function openLoop(
       continue;
     }
     if (now >= windowEnd) break;
-    const due = Math.floor((now - t0) / period);
+    // Request i is due at t0 + i * period: the ones up to now are due (not one period later).
+    const due = Math.floor((now - t0) / period) + 1;
     while (i < due) {
       const at = t0 + i * period;
       const measuring = at >= windowStart && at < windowEnd;
