@@ -65,6 +65,11 @@ test('with user and password every route asks for Basic auth: 401, WWW-Authentic
   }
   const ok = await fetch(`${backend.legacyUrl}/info`, { headers: GOOD });
   assert.is(ok.status, 200);
+  // The scheme's case does not matter.
+  const lower = await fetch(`${backend.legacyUrl}/health`, {
+    headers: { Authorization: GOOD.Authorization.replace('Basic', 'basic') },
+  });
+  assert.is(lower.status, 204);
   assert.type(((await ok.json()) as { sensu: { version: unknown } }).sensu.version, 'string');
 });
 
