@@ -117,7 +117,13 @@ test('aggregateIndex: own names first, else the definition; tombstones cut resul
     index.get('disk')!.map((m) => m.client),
     ['b'],
   );
-  assert.equal(index.get('all')!.map((m) => `${m.client}/${m.check}`).sort(), ['a/cpu', 'a/mem']);
+  assert.equal(
+    index
+      .get('all')!
+      .map((m) => `${m.client}/${m.check}`)
+      .sort(),
+    ['a/cpu', 'a/mem'],
+  );
 });
 
 test('aggregate summary, clients, checks and results by severity', () => {
@@ -199,7 +205,10 @@ test('a silenced entry shown the legacy way: id and subscription client:, expire
     timestamp: 1000,
     expire: 50,
   });
-  const forever = toLegacySilenced({ metadata: { name: '*:disk' }, check: 'disk', expire: -1, expire_at: 0 }, 5);
+  const forever = toLegacySilenced(
+    { metadata: { name: '*:disk' }, check: 'disk', expire: -1, expire_at: 0 },
+    5,
+  );
   assert.is(forever.expire, -1);
   assert.is(forever.subscription, null);
   assert.is(forever.id, '*:disk');
