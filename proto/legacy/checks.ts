@@ -7,7 +7,7 @@ import { fromLegacySubscription, toLegacySubscription } from './subscriptions.ts
 
 /** The check configuration fields the view reads (the stored core/v2 CheckConfig). */
 export interface StoredCheck {
-  metadata?: { name?: string };
+  metadata?: { name?: string; [k: string]: unknown };
   command?: string;
   subscriptions?: string[] | null;
   round_robin?: boolean;

@@ -31,7 +31,7 @@ export const ClearRules = v.object({
 
 /** A stored silenced entry, as the view reads it. */
 export interface StoredSilenced {
-  metadata?: { name?: string };
+  metadata?: { name?: string; [k: string]: unknown };
   subscription?: string;
   check?: string;
   reason?: string;
