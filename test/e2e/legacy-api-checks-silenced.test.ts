@@ -176,7 +176,7 @@ test('POST /request: non-objects and wrong types 400, unknown check 404, all bar
   bare(await legacy('/request', 'POST', { check: 'a b/c' }), 404, 'a check name nothing could have');
 });
 
-test('POST /request: 202 {issued}; a real agent runs the check, for its subscription and for client:<name>', async () => {
+test('POST /request: 202 {issued}; a real agent runs the check, for its subscription, client:<name>, roundrobin:<sub>', async () => {
   const sub = fresh('legacy-sub');
   agent = await startAgent({
     name: fresh('legacy-agent'),
@@ -193,7 +193,12 @@ test('POST /request: 202 {issued}; a real agent runs the check, for its subscrip
     return r.status === 200 ? (r.body.check.output as string) : undefined;
   };
 
-  await putCheck('req-sub', { command: 'echo by-subscription', interval: 60, subscriptions: [sub] });
+  await putCheck('req-sub', {
+    command: 'echo by-subscription',
+    interval: 60,
+    subscriptions: [sub],
+    aggregate: true,
+  });
   const r = await legacy('/request', 'POST', { check: 'req-sub', reason: 'test', creator: 'me' });
   assert.is(r.status, 202);
   assert.equal(Object.keys(r.body), ['issued']);
@@ -201,6 +206,8 @@ test('POST /request: 202 {issued}; a real agent runs the check, for its subscrip
     await waitFor(() => eventOutput('req-sub'), { timeoutMs: 20000, what: 'the requested result' }),
     'by-subscription',
   );
+  // The agent's result is a member of the aggregate its check's definition names.
+  assert.is((await legacy('/aggregates/req-sub')).body.clients, 1);
 
   // A check of a subscription the agent lacks, requested for the agent itself the legacy way.
   await putCheck('req-client', { command: 'echo by-client', interval: 60, subscriptions: ['nobody-has-it'] });
@@ -214,6 +221,17 @@ test('POST /request: 202 {issued}; a real agent runs the check, for its subscrip
       what: 'the result for client:<name>',
     }),
     'by-client',
+  );
+
+  // roundrobin:<sub> is the subscription itself.
+  await putCheck('req-rr', { command: 'echo by-roundrobin', interval: 60, subscriptions: ['nobody-has-it'] });
+  assert.is(
+    (await legacy('/request', 'POST', { check: 'req-rr', subscribers: [`roundrobin:${sub}`] })).status,
+    202,
+  );
+  assert.match(
+    await waitFor(() => eventOutput('req-rr'), { timeoutMs: 20000, what: 'the result for roundrobin:<sub>' }),
+    'by-roundrobin',
   );
 });
 
