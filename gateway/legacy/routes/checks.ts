@@ -68,7 +68,8 @@ export function checkRoutes(svc: LegacyServices): LegacyRoute[] {
         namespace: svc.namespace,
         check: req.check,
         subscriptions: [...new Set((req.subscribers ?? []).map(requestSubscription))],
-        creator: req.creator ?? '',
+        // The legacy API has no users: a request names its creator, or the API itself.
+        creator: req.creator ?? 'legacy-api',
         reason: req.reason ?? '',
         issued: accepted.issued,
       });
