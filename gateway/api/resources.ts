@@ -11,13 +11,14 @@ import {
 } from '../../proto/schemas/resources/pipeline.ts';
 import { Role, RoleBinding } from '../../proto/schemas/resources/rbac.ts';
 import { Silenced, silencedName } from '../../proto/schemas/resources/silenced.ts';
+import { configKeys } from '../../proto/names.ts';
 import type { Subject } from '../auth/rbac.ts';
 import type { SilencedExpiry } from './env.ts';
 import { ApiError } from './errors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
-interface StoreContext {
+export interface StoreContext {
   subject: Subject;
   now: number;
   silencedExpiry?: SilencedExpiry;
@@ -79,6 +80,42 @@ export function placeInUrl(body: Body, name: string | undefined, ns: string | un
     meta.namespace = ns;
   }
   return { ...body, metadata: meta };
+}
+
+/** The etcd key of a resource of `def`. */
+export const resourceKey = (def: ConfigResource, ns: string | undefined, name: string) =>
+  def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name);
+
+/** What a create or replace writes: the key, the stored form, and its lease (undefined: none). */
+export interface ResourceWrite {
+  key: string;
+  name: string;
+  stored: Body;
+  leaseTtlSec: number | undefined;
+}
+
+/**
+ * The write of a validated body: its stored form (silenced entries: name, begin, expiry), its key, the
+ * creator a replace keeps (`createdBy`: the one of the entry at a key, if any), the lease. One path for
+ * every API that writes configuration (the REST routes and the legacy API's silenced entries).
+ */
+export function resourceWrite(
+  def: ConfigResource,
+  value: Body,
+  at: { ns: string | undefined; name: string },
+  ctx: StoreContext,
+  createdBy: (key: string) => unknown,
+): ResourceWrite {
+  const stored = def.toStored ? def.toStored(value, ctx) : value;
+  const name = def.nameOf(stored) ?? at.name;
+  const key = resourceKey(def, at.ns, name);
+  const creator = createdBy(key) ?? ctx.subject.username;
+  return {
+    key,
+    name,
+    stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } },
+    leaseTtlSec: def.leaseTtl?.(stored, ctx.now),
+  };
 }
 
 const ETCD_MAX_LEASE_TTL = 9_000_000_000;

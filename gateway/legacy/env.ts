@@ -3,6 +3,7 @@ import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityReads } from '../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../actors/entity/read-model.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { SilencedExpiry } from '../api/env.ts';
 
 /** The transport as the legacy API reports it (`/info`, `/health`): NATS and the pipeline queue. */
 export interface TransportState {
@@ -21,6 +22,8 @@ export interface LegacyServices {
   actors: ActorClient;
   reads: EntityReads;
   readModel: EntityReadModel;
+  /** The REST API's silenced expiry default and cap, which bind silences made here too. */
+  silencedExpiry: SilencedExpiry;
   /** Queues an ad hoc check request, as `POST /api/core/v2/.../checks/:name/execute` does. */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
   transport(): Promise<TransportState>;

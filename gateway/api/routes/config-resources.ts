@@ -7,7 +7,14 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, checkPreconditions, readJson, sendOne, unwrap, validate } from '../http.ts';
 import { listAcross, listIn, type Listing } from '../list.ts';
-import { placeInUrl, type ConfigResource } from '../resources.ts';
+import {
+  placeInUrl,
+  resourceKey,
+  resourceWrite,
+  type ConfigResource,
+  type ResourceWrite,
+  type StoreContext,
+} from '../resources.ts';
 import { metadataLabels } from '../selectors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
@@ -26,8 +33,7 @@ export function requireNamespace(svc: ApiServices, ns: string): void {
 export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const base = def.namespaced ? `/namespaces/:ns/${def.plural}` : `/${def.plural}`;
-  const keyOf = (ns: string | undefined, name: string) =>
-    def.namespaced ? configKeys.namespaced(def.plural, ns!, name) : configKeys.cluster(def.plural, name);
+  const keyOf = (ns: string | undefined, name: string) => resourceKey(def, ns, name);
   const nsOf = (c: Context<ApiEnv>) => (def.namespaced ? c.req.param('ns') : undefined);
 
   const listing: Listing<ConfigEntry<Body>> = {
@@ -39,15 +45,14 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     namespaceOf: (e) => String(e.value.metadata?.namespace ?? ''),
   };
   const values = (entries: ConfigEntry<Body>[]) => entries.map((e) => e.value);
+  const storeContext = (c: Context<ApiEnv>): StoreContext => ({
+    subject: c.get('subject'),
+    now: Date.now(),
+    silencedExpiry: svc.silencedExpiry,
+  });
   /** What is written to etcd: the kind's stored form of a validated body (created_by, expiry), or the body. */
   const storedForm = (c: Context<ApiEnv>, value: Body): Body =>
-    def.toStored
-      ? def.toStored(value, {
-          subject: c.get('subject'),
-          now: Date.now(),
-          silencedExpiry: svc.silencedExpiry,
-        })
-      : value;
+    def.toStored ? def.toStored(value, storeContext(c)) : value;
 
   app.get(base, (c) => {
     const ns = nsOf(c);
@@ -71,10 +76,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     return sendOne(c, value);
   });
 
-  const prepare = async (
-    c: Context<ApiEnv>,
-    name: string | undefined,
-  ): Promise<{ key: string; stored: Body; name: string }> => {
+  const prepare = async (c: Context<ApiEnv>, name: string | undefined): Promise<ResourceWrite> => {
     const ns = nsOf(c);
     const body = placeInUrl(unwrap(await readJson(c)) as Body, name, ns);
     const resolvedName = name ?? def.nameOf(body);
@@ -89,25 +91,23 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     if (ns !== undefined) requireNamespace(svc, ns);
     await sandboxReady(); // the schemas of resources holding JavaScript compile it (resources.ts)
     const value = validate(def.schema, body, singular(def.plural)) as Body;
-    const stored = storedForm(c, value);
-    const finalName = def.nameOf(stored) ?? resolvedName;
-    const key = keyOf(ns, finalName);
     // created_by names the creator: a replace keeps it.
-    const creator = svc.config.get<Body>(key)?.metadata?.created_by ?? c.get('subject').username;
-    return {
-      key,
-      stored: { ...stored, metadata: { ...stored.metadata, created_by: creator } },
-      name: finalName,
-    };
+    return resourceWrite(
+      def,
+      value,
+      { ns, name: resolvedName },
+      storeContext(c),
+      (key) => svc.config.get<Body>(key)?.metadata?.created_by,
+    );
   };
 
   // A replace without a lease moves the key off any earlier one: the deadline follows the body.
   const leaseOf = (stored: Body) => ({ leaseTtlSec: def.leaseTtl?.(stored, Date.now()) });
 
   app.post(base, async (c) => {
-    const { key, stored } = await prepare(c, undefined);
+    const { key, stored, leaseTtlSec } = await prepare(c, undefined);
     try {
-      await svc.config.create(key, stored, leaseOf(stored));
+      await svc.config.create(key, stored, { leaseTtlSec });
     } catch (err) {
       if (err instanceof ConfigConflictError) throw new ApiError('already_exists', 'resource already exists');
       throw err;
@@ -116,8 +116,8 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
   });
 
   app.put(`${base}/:name`, async (c) => {
-    const { key, stored } = await prepare(c, c.req.param('name'));
-    await svc.config.put(key, stored, leaseOf(stored));
+    const { key, stored, leaseTtlSec } = await prepare(c, c.req.param('name'));
+    await svc.config.put(key, stored, { leaseTtlSec });
     return c.body(null, 201);
   });
 

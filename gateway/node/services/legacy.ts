@@ -78,6 +78,10 @@ export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Lo
     actors: d.actors(),
     reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
     readModel: d.readModel(),
+    silencedExpiry: {
+      defaultSec: cfg['default-silenced-expiry-time'],
+      maxSec: cfg['max-silenced-expiry-time-allowed'],
+    },
     queueAdhoc: (request) => d.queueAdhoc()(request),
     transport,
     unavailable: () => (nats.connected ? undefined : 'not connected to transport'),

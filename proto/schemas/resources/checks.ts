@@ -27,6 +27,12 @@ const proxyRequests = (js?: JsSyntaxCheck) =>
     splay_coverage: v.optional(v.pipe(UInt, v.maxValue(100, 'splay_coverage is a percentage'))),
   });
 
+/** A legacy aggregate's name (docs/compatibility.md#legacy-api): the legacy generation's own pattern. */
+const AggregateName = v.pipe(
+  v.string(),
+  v.regex(/^[\w.:|-]+$/, 'aggregate names may only contain letters, digits, "_", ".", ":", "|" and "-"'),
+);
+
 const MetricThreshold = v.object({
   name: v.string(),
   tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
@@ -97,6 +103,9 @@ export const checkConfigSchema = (js?: JsSyntaxCheck) =>
       high_flap_threshold: OptUInt,
       pipelines: v.optional(v.nullable(v.array(ResourceRef))),
       scheduler: v.optional(v.string()),
+      // The legacy API's aggregates this check's results belong to: true for one named as the check.
+      aggregate: v.optional(v.union([v.boolean(), AggregateName], 'aggregate is a boolean or a name')),
+      aggregates: v.optional(v.nullable(v.array(AggregateName))),
     }),
     v.check((c) => !(c.cron && c.interval), 'a check has either an interval or a cron schedule, not both'),
     v.check(
