@@ -20,8 +20,8 @@
  * suites finish first and starts the next one only when it has ended. Each
  * suite gets its own slice of the test port range (MONITOR_TEST_PORT_RANGE,
  * read by test/harness/ports.ts), so two suites never probe the same port.
- * On
- * timeout the whole group is SIGKILLed. After every suite, leftover processes
+ *
+ * On timeout the whole group is SIGKILLed. After every suite, leftover processes
  * are SIGKILLed too: the suite's own group, and every group the harness
  * recorded in MONITOR_TEST_PGID_FILE (the harness spawns etcd, nats-server,
  * backends and agents in groups of their own, which a SIGKILLed suite cannot
@@ -65,8 +65,8 @@
  * Output: the suite's stdout and stderr are passed through to our stdout,
  * then one line `suite <file>: N passed, N failed (Xs)`. When suites run
  * side by side, each one's output is held back and printed whole, under its
- * `=== <file>` header, when it ends (a suite that runs alone streams it). The last line of the
- * run is exactly `N passed, N failed`; exit 1 if anything failed or nothing
+ * `=== <file>` header, when it ends (a suite that runs alone streams it).
+ * The last line of the run is exactly `N passed, N failed`; exit 1 if anything failed or nothing
  * ran.
  */
 import { spawn } from 'node:child_process';
