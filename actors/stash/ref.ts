@@ -2,7 +2,7 @@ import type { ActorClient, AskOptions } from '../runtime/ask.ts';
 import { STASH_KIND, type StashMessage, type StashProtocol } from './messages.ts';
 
 /** The stash actor of one path, as its senders see it: each message with its own body and reply. */
-export interface StashRef {
+interface StashRef {
   ask<T extends StashMessage>(
     type: T,
     body: StashProtocol[T]['body'],
