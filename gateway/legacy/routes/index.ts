@@ -3,6 +3,7 @@ import type { LegacyRoute } from '../router.ts';
 import { aggregateRoutes } from './aggregates.ts';
 import { checkRoutes } from './checks.ts';
 import { silencedRoutes } from './silenced.ts';
+import { stashRoutes } from './stashes.ts';
 import { systemRoutes } from './system.ts';
 
 /** Every route of the legacy API, in matching order (a route before another that would also match). */
@@ -13,5 +14,6 @@ export function legacyRoutes(svc: LegacyServices, protectedApi: boolean): Legacy
     ...checkRoutes(svc),
     ...aggregateRoutes(svc),
     ...silencedRoutes(svc),
+    ...stashRoutes(svc),
   ];
 }
