@@ -23,17 +23,14 @@ function end(t: Turn<StashState>): boolean {
 
 /**
  * A write replaces the whole stash, its expiry included: without `expire` an earlier deadline is
- * cleared, and a non-positive one deletes the stash at once (the legacy API's store did both).
+ * cleared (as the legacy API's store did). A zero or negative `expire` means no expiry: -1 is what a
+ * list shows for none and what dashboards sent for "never" (docs/compatibility.md#stashes).
  */
 function put(t: Turn<StashState>, msg: PutStashMsg): { stored: boolean } {
-  if (msg.expire === undefined) {
+  if (msg.expire === undefined || msg.expire <= 0) {
     t.clearTimer(EXPIRE_TIMER);
     t.state = { content: msg.content };
     return { stored: true };
-  }
-  if (msg.expire <= 0) {
-    end(t);
-    return { stored: false };
   }
   const at = t.now + msg.expire * 1000;
   t.setTimer(EXPIRE_TIMER, at);

@@ -15,8 +15,8 @@ export interface StashState {
 
 /**
  * Store `content` under the path, replacing what was there. `expire` in seconds from now sets the
- * deadline; without it an earlier deadline is cleared (a write replaces the whole stash); zero or
- * less deletes the stash at once.
+ * deadline; without it, or with zero or less, there is none (a write replaces the whole stash,
+ * an earlier deadline included).
  */
 export interface PutStashMsg {
   content: Record<string, unknown>;
@@ -25,7 +25,7 @@ export interface PutStashMsg {
 
 /** Every message of the stash actor, with its body and its reply (see actors/entity/messages.ts). */
 export interface StashProtocol {
-  /** `stored`: false when a non-positive expire deleted the stash instead. */
+  /** `stored` is always true (kept in the reply for senders that log it). */
   put: { body: PutStashMsg; reply: { stored: boolean } };
   /** `deleted`: false when there was no stash. */
   delete: { body: null; reply: { deleted: boolean } };

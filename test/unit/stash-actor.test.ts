@@ -49,12 +49,12 @@ test('put with expire: content and deadline at now + expire; without expire the 
   assert.equal(timers, {});
 });
 
-test('put with a zero or negative expire deletes the stash', async () => {
+test('put with a zero or negative expire stores the stash without an expiry (and clears one)', async () => {
   for (const expire of [0, -1]) {
     const timers: Record<string, TimerSpec> = { [EXPIRE_TIMER]: { at: 5 } };
     const t = turn(1000, { content: { a: 1 }, expires_at: 5000 }, timers);
-    assert.equal(await behavior.receive(t, 'put', { content: { a: 2 }, expire }), { stored: false });
-    assert.is(t.state, undefined);
+    assert.equal(await behavior.receive(t, 'put', { content: { a: 2 }, expire }), { stored: true });
+    assert.equal(t.state, { content: { a: 2 } });
     assert.equal(timers, {});
   }
 });
