@@ -1,9 +1,10 @@
 import type { LegacyServices } from '../env.ts';
 import type { LegacyRoute } from '../router.ts';
 import { systemRoutes } from './system.ts';
+import { registryRoutes } from './registry.ts';
 
 /** Every route of the legacy API, in matching order (a route before another that would also match). */
 /** `protectedApi`: the API has credentials of its own, so `/settings?redacted=false` may show secrets. */
 export function legacyRoutes(svc: LegacyServices, protectedApi: boolean): LegacyRoute[] {
-  return [...systemRoutes(svc, protectedApi)];
+  return [...systemRoutes(svc, protectedApi), ...registryRoutes(svc)];
 }
