@@ -30,7 +30,7 @@ export function redactClient(client: Record<string, unknown>): Record<string, un
   return redactValue(client, Array.isArray(client.redact) ? (client.redact as string[]) : LEGACY_REDACT);
 }
 
-export const RESOLVE_OUTPUT = 'Resolving on request of the API';
+const RESOLVE_OUTPUT = 'Resolving on request of the API';
 
 /**
  * Resolves a stored event as the legacy API did: a result of its check (without its history) with

@@ -21,7 +21,7 @@ const NOT_IN_LEGACY_CHECK = new Set([
   'scheduler',
 ]);
 
-export type LegacyAction = 'create' | 'resolve' | 'flapping';
+type LegacyAction = 'create' | 'resolve' | 'flapping';
 
 const statusOf = (check: Check | undefined) => check?.status ?? 0;
 
@@ -48,7 +48,7 @@ export function lastStateChange(check: Check | undefined): number | null {
  * (`metric` when it has an output metric format), custom attributes kept, nulls left out, and the
  * history as statuses: strings in an event (as the legacy API stored them), integers elsewhere.
  */
-export function toLegacyCheck(
+function toLegacyCheck(
   check: Check,
   history: 'strings' | 'integers' | 'none',
 ): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { LegacyError, empty, issued, json, listed, readObject } from '../http.ts
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
 /** The client of a result that names none (the reference used its own `sensu-api`). */
-export const API_CLIENT = 'monitor-api';
+const API_CLIENT = 'monitor-api';
 
 /**
  * `/results`: every stored event of the legacy namespace as a legacy result (OK ones too, history as
