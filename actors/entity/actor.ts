@@ -356,6 +356,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = normalizedEntity(base, origin, cls);
     entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
     t.state = { ...t.state, entity, api_managed: true };
+    // An operator's explicit write ends a legacy invalidation (actors/entity/invalidation.ts).
+    t.clearTimer(INVALIDATED_TIMER);
     // A connected agent adopts what the backend stores (labels, subscriptions, redact, ...).
     if (entity.entity_class === 'agent' && opts.pushConfig)
       t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));

@@ -84,7 +84,8 @@ export function clientToEntity(def: LegacyClientDefinition, nowSec: number, exis
     metadata: { ...existing?.metadata, name: def.name as string },
     entity_class: existing?.entity_class === 'agent' ? 'agent' : 'proxy',
     subscriptions: [...new Set(subs)],
-    last_seen: existing?.last_seen ?? nowSec,
+    // The definition's timestamp, as the reference set it on every write; an agent's comes from its keepalives.
+    last_seen: existing?.entity_class === 'agent' ? existing.last_seen : nowSec,
     legacy,
   };
   if (Array.isArray(def.redact)) entity.redact = def.redact as string[];

@@ -48,10 +48,7 @@ export function lastStateChange(check: Check | undefined): number | null {
  * (`metric` when it has an output metric format), custom attributes kept, nulls left out, and the
  * history as statuses: strings in an event (as the legacy API stored them), integers elsewhere.
  */
-function toLegacyCheck(
-  check: Check,
-  history: 'strings' | 'integers' | 'none',
-): Record<string, unknown> {
+function toLegacyCheck(check: Check, history: 'strings' | 'integers' | 'none'): Record<string, unknown> {
   const out: Record<string, unknown> = { name: check.metadata.name ?? '' };
   for (const [k, value] of Object.entries(check))
     if (!NOT_IN_LEGACY_CHECK.has(k) && value !== null && value !== undefined) out[k] = value;

@@ -373,7 +373,7 @@ test('DELETE /clients/:name: 202 at once; its failing events resolved to the han
   await waitList('/clients', (l) => !l.some((c) => c.name === client), 'not in /clients');
 });
 
-test('DELETE /clients/:name?invalidate=true&invalidate_expire=N: its later results are refused', async () => {
+test('DELETE /clients/:name?invalidate=true&invalidate_expire=N: its later results are refused until it is defined again', async () => {
   const client = fresh('invalid');
   accepted(await legacy('/results', 'POST', { name: 'x', output: 'x', source: client }), 'post');
   accepted(await legacy(`/clients/${client}?invalidate=true&invalidate_expire=300`, 'DELETE'), 'delete');
@@ -390,6 +390,10 @@ test('DELETE /clients/:name?invalidate=true&invalidate_expire=N: its later resul
   });
   assert.is(rest.status, 400, `REST refuses too: ${JSON.stringify(rest.body)}`);
   assert.match(rest.body.message, /invalidated/);
+  // An operator who defines the client again ends the invalidation.
+  assert.is((await legacy('/clients', 'POST', { name: client, address: 'x' })).status, 201);
+  accepted(await legacy('/results', 'POST', { name: 'x', output: 'back', source: client }), 'a new result');
+  assert.is((await legacy(`/results/${client}/x`)).body.check.output, 'back');
 });
 
 test.run();
