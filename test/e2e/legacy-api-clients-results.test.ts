@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { basic, coreApi, created, fresh } from '../harness/api.ts';
 import {
   getJson,
+  startAgent,
   startBackend,
   tempDir,
   waitFor,
+  type AgentProc,
   type Backend,
   type JsonResponse,
 } from '../harness/index.ts';
@@ -20,6 +22,7 @@ import {
 // handler, then the entity gone from both APIs; invalidated clients refused), ttl_status.
 
 let backend: Backend;
+let agent: AgentProc | undefined;
 let handled: string;
 const api = coreApi(() => backend);
 const AUTH = basic('foo', 'bar');
@@ -98,6 +101,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
+  await agent?.stop().catch(() => {});
   await backend?.stop();
 });
 
@@ -394,6 +398,33 @@ test('DELETE /clients/:name?invalidate=true&invalidate_expire=N: its later resul
   assert.is((await legacy('/clients', 'POST', { name: client, address: 'x' })).status, 201);
   accepted(await legacy('/results', 'POST', { name: 'x', output: 'back', source: client }), 'a new result');
   assert.is((await legacy(`/results/${client}/x`)).body.check.output, 'back');
+});
+
+test('an agent is a client (keepalives true, its address); invalidated, its keepalives are refused', async () => {
+  const name = fresh('agent');
+  agent = await startAgent({ name, backendUrls: backend.agentUrl, keepaliveInterval: 1 });
+  const c = await waitFor(
+    async () => {
+      const r = await legacy(`/clients/${name}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { timeoutMs: 15000, what: 'the agent registered' },
+  );
+  assert.is(c.keepalives, true);
+  assert.type(c.address, 'string');
+  assert.ok(c.subscriptions.includes(`client:${name}`));
+  assert.ok(c.timestamp > 0);
+  accepted(await legacy(`/clients/${name}?invalidate=true&invalidate_expire=300`, 'DELETE'), 'delete');
+  await waitFor(
+    () =>
+      backend
+        .logs()
+        .some((l) => l.msg === 'invalid client signature' && l.entity === name && l.refused === 'keepalive'),
+    { timeoutMs: 15000, what: 'a keepalive refused' },
+  );
+  assert.is(await coreEntity(name), undefined, 'the agent did not register again');
+  await agent.stop();
+  agent = undefined;
 });
 
 test.run();
