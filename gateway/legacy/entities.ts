@@ -3,8 +3,10 @@ import type { Check, Event } from '../../proto/schemas/event.ts';
 import { LEGACY_REDACT } from '../../proto/legacy/redact.ts';
 import { entityRef } from '../../actors/entity/ref.ts';
 import { SEP } from '../../actors/entity/read-model.ts';
+import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
 import { redactValue } from '../../lib/redact.ts';
 import type { LegacyServices } from './env.ts';
+import { LegacyError } from './http.ts';
 
 // What the legacy routes share: the namespace's entities and events from the read model (ordered,
 // in memory), and the resolution of an event through its entity actor.
@@ -23,6 +25,12 @@ export function storedEntities(svc: LegacyServices): Entity[] {
   return [...svc.readModel.entities.range(svc.namespace + SEP)]
     .map((i) => i.value<Entity | null>())
     .filter((e): e is Entity => !!e);
+}
+
+/** A write that would create entity `name` past `--entity-limit`: 402, our addition, with `{"error"}`. */
+export function refuseOverLimit(svc: LegacyServices, name: string): void {
+  if (svc.entityLimit?.refuses(svc.namespace, name))
+    throw new LegacyError(402, { error: ENTITY_LIMIT_MESSAGE });
 }
 
 /** A client shown: redacted with its own `redact` list, else the legacy default list. */

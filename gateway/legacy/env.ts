@@ -2,6 +2,7 @@ import type { ConfigStore } from '../../actors/config/store.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityReads } from '../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../actors/entity/read-model.ts';
+import type { EntityLimit } from '../../actors/entity/limit.ts';
 import type { Logger } from '../../lib/log.ts';
 
 /** The transport as the legacy API reports it (`/info`, `/health`): NATS and the pipeline queue. */
@@ -21,6 +22,8 @@ export interface LegacyServices {
   actors: ActorClient;
   reads: EntityReads;
   readModel: EntityReadModel;
+  /** `--entity-limit`: a write that would create an entity past it is refused (402 `{"error"}`). */
+  entityLimit?: EntityLimit;
   /** Queues an ad hoc check request, as `POST /api/core/v2/.../checks/:name/execute` does. */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
   transport(): Promise<TransportState>;

@@ -177,6 +177,7 @@ function nodeServices(
       actors,
       readModel,
       queueAdhoc: () => adhoc.get().queue,
+      entityLimit,
     },
     log,
   );

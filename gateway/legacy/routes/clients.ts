@@ -8,7 +8,14 @@ import {
 import { isLegacyEvent, toLegacyHistory } from '../../../proto/legacy/events.ts';
 import { entityRef } from '../../../actors/entity/ref.ts';
 import type { LegacyServices } from '../env.ts';
-import { LEGACY_USER, redactClient, resolveEvent, storedEntities, storedEvents } from '../entities.ts';
+import {
+  LEGACY_USER,
+  redactClient,
+  refuseOverLimit,
+  resolveEvent,
+  storedEntities,
+  storedEvents,
+} from '../entities.ts';
 import { LegacyError, issued, json, listed, readObject } from '../http.ts';
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
@@ -28,7 +35,11 @@ const DIGITS = /^[0-9]+$/;
  * leaving a tombstone when invalidated.
  */
 async function deleteClient(svc: LegacyServices, name: string, invalidateS: number): Promise<void> {
-  for (const event of storedEvents(svc, name)) if (isLegacyEvent(event)) await resolveEvent(svc, name, event);
+  // Its checks from the actor's own record and each event from KV: what was just written is there.
+  for (const check of (await svc.reads.state(svc.namespace, name))?.checks ?? []) {
+    const event = await svc.reads.event(svc.namespace, name, check);
+    if (event && isLegacyEvent(event)) await resolveEvent(svc, name, event);
+  }
   await entityRef(svc.actors, svc.namespace, name).ask(
     'delete-entity',
     invalidateS > 0 ? { invalidate_s: invalidateS } : null,
@@ -75,6 +86,7 @@ export function clientRoutes(svc: LegacyServices): LegacyRoute[] {
       const r = v.safeParse(LegacyClientDefinition, withClientDefaults(await readObject(c), nowSec));
       if (!r.success) throw new LegacyError(400);
       const name = r.output.name as string;
+      refuseOverLimit(svc, name);
       const existing = await svc.reads.entity(svc.namespace, name);
       await entityRef(svc.actors, svc.namespace, name).ask('put-entity', {
         mode: 'replace',

@@ -8,7 +8,7 @@ import {
 import { entityRef } from '../../../actors/entity/ref.ts';
 import { ActorError } from '../../../actors/runtime/types.ts';
 import type { LegacyServices } from '../env.ts';
-import { LEGACY_USER, storedEvents } from '../entities.ts';
+import { LEGACY_USER, refuseOverLimit, storedEvents } from '../entities.ts';
 import { LegacyError, empty, issued, json, listed, readObject } from '../http.ts';
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
@@ -34,6 +34,7 @@ export function resultRoutes(svc: LegacyServices): LegacyRoute[] {
       const check = legacyResultToCheck(valid.result, nowSec);
       // A source with tokens is for a legacy client to substitute; unsubstituted it names no entity.
       if (!check || !LEGACY_NAME.test(client)) throw new LegacyError(400);
+      refuseOverLimit(svc, client);
       try {
         await entityRef(svc.actors, svc.namespace, client).ask('event', {
           origin: { namespace: svc.namespace, name: client, user: LEGACY_USER },

@@ -11,6 +11,7 @@ import type { ActorClient } from '../../../actors/runtime/ask.ts';
 import type { ConfigStore } from '../../../actors/config/store.ts';
 import { EntityReads } from '../../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
+import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import { buildLegacyApi } from '../../legacy/app.ts';
 import type { LegacyServices, TransportState } from '../../legacy/env.ts';
 import { listenApi, type ApiListener } from '../../api/server.ts';
@@ -30,6 +31,7 @@ interface LegacyServiceDeps {
   actors: () => ActorClient;
   readModel: () => EntityReadModel;
   queueAdhoc: () => QueueAdhoc;
+  entityLimit: () => EntityLimit;
 }
 
 /** The node's flags as `/settings` shows them, under the legacy API's own key for itself. */
@@ -78,6 +80,7 @@ export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Lo
     actors: d.actors(),
     reads: new EntityReads(stores.get(buckets.entities)!, stores.get(buckets.events)!, SHARD_COUNT),
     readModel: d.readModel(),
+    entityLimit: d.entityLimit(),
     queueAdhoc: (request) => d.queueAdhoc()(request),
     transport,
     unavailable: () => (nats.connected ? undefined : 'not connected to transport'),
