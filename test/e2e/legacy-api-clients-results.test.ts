@@ -2,9 +2,11 @@
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { basic, coreApi, created, fresh } from '../harness/api.ts';
 import {
+  adminAuth,
   getJson,
   startAgent,
   startBackend,
@@ -178,6 +180,43 @@ test('a result POSTed with a source: a proxy client, visible through core/v2 and
   assert.is(legacyEvent.status, 200);
   assert.is(legacyEvent.body.client.type, 'proxy');
   assert.is(legacyEvent.body.client.keepalives, false);
+});
+
+test('a result POSTed through /results appears in the core/v2 event stream', async () => {
+  const client = fresh('streamed');
+  let text = '';
+  let req: http.ClientRequest | undefined;
+  await new Promise<void>((resolve, reject) => {
+    req = http.get(
+      `${backend.apiUrl}/api/core/v2/namespaces/default/events/stream?entity=${client}`,
+      { headers: { Accept: 'text/event-stream', ...adminAuth }, agent: false },
+      (res) => {
+        assert.is(res.statusCode, 200);
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+        });
+        res.on('error', () => {});
+        resolve();
+      },
+    );
+    req.on('error', reject);
+  });
+  try {
+    accepted(
+      await legacy('/results', 'POST', { name: 'web', output: 'HTTP 500', status: 2, source: client }),
+      'post',
+    );
+    const data = await waitFor(
+      () => text.split('\n').find((l) => l.startsWith('data:') && l.includes(client)),
+      { timeoutMs: 5000, what: 'the event in the stream' },
+    );
+    const event = JSON.parse(data.slice('data:'.length));
+    assert.is(event.check.metadata.name, 'web');
+    assert.is(event.check.output, 'HTTP 500');
+  } finally {
+    req?.destroy();
+  }
 });
 
 test('OK results are in /results (integer history), not in /events; unknown ones are [] or 404', async () => {
