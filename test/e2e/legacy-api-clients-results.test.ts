@@ -325,6 +325,9 @@ test('POST /clients creates an entity; the client view has its attributes, clien
   assert.is(e.entity_class, 'proxy');
   assert.equal(e.subscriptions, ['mysql', `entity:${name}`]);
   assert.is(e.legacy.environment, 'prod');
+  accepted(await legacy('/results', 'POST', { name: 'q', output: 'x', status: 1, source: name }), 'an event');
+  const ev = await legacy(`/events/${name}/q`);
+  assert.equal(ev.body.client.service, { password: 'REDACTED' }, 'the event shows its client redacted');
   const list = await waitList('/clients', (l) => l.some((x) => x.name === name), 'in /clients');
   assert.equal(list.find((x) => x.name === name).service, { password: 'REDACTED' });
   const filtered = await legacy<any[]>(`/clients?filter.name=${name}&limit=5`);

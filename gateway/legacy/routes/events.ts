@@ -3,7 +3,7 @@ import { LEGACY_NAME } from '../../../proto/legacy/clients.ts';
 import { isLegacyEvent, toLegacyEvent } from '../../../proto/legacy/events.ts';
 import type { Event } from '../../../proto/schemas/event.ts';
 import type { LegacyEnv, LegacyServices } from '../env.ts';
-import { resolveEvent, storedEvents } from '../entities.ts';
+import { redactClient, resolveEvent, storedEvents } from '../entities.ts';
 import { LegacyError, issued, json, listed, readObject } from '../http.ts';
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
@@ -18,8 +18,14 @@ async function listedEvent(svc: LegacyServices, client: string, check: string): 
   return event;
 }
 
+/** An event shown: its client redacted as `/clients` shows it, as the REST API redacts an event's entity. */
+function shown(event: Event): Record<string, unknown> {
+  const e = toLegacyEvent(event);
+  return { ...e, client: redactClient(e.client as Record<string, unknown>) };
+}
+
 const eventList = (c: Context<LegacyEnv>, svc: LegacyServices, client?: string) =>
-  json(c, 200, listed(c, storedEvents(svc, client).filter(isLegacyEvent).map(toLegacyEvent)));
+  json(c, 200, listed(c, storedEvents(svc, client).filter(isLegacyEvent).map(shown)));
 
 const resolve = async (c: Context<LegacyEnv>, svc: LegacyServices, client: string, check: string) => {
   await resolveEvent(svc, client, await listedEvent(svc, client, check));
@@ -36,7 +42,7 @@ export function eventRoutes(svc: LegacyServices): LegacyRoute[] {
     route('GET', '/(?:events|incidents)', (c) => eventList(c, svc)),
     route('GET', `/events/${NAME}`, (c, [client]) => eventList(c, svc, client)),
     route('GET', `/events/${NAME}/${NAME}`, async (c, [client, check]) =>
-      json(c, 200, toLegacyEvent(await listedEvent(svc, client!, check!))),
+      json(c, 200, shown(await listedEvent(svc, client!, check!))),
     ),
     route('DELETE', `/events/${NAME}/${NAME}`, (c, [client, check]) => resolve(c, svc, client!, check!)),
     route('POST', '/resolve', async (c) => {
