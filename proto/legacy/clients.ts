@@ -100,14 +100,17 @@ function ipv4(address: string): string | undefined {
   return ip;
 }
 
-/** The address an agent's entity reports: its first non-loopback IPv4 address, else "". */
+/**
+ * The address an entity reports: its first non-loopback IPv4 address, else `unknown` (what the legacy
+ * client defaulted to, and what a client created by a result got).
+ */
 function entityAddress(entity: Entity): string {
   for (const i of entity.system?.network?.interfaces ?? [])
     for (const a of i.addresses ?? []) {
       const ip = ipv4(a);
       if (ip) return ip;
     }
-  return '';
+  return 'unknown';
 }
 
 /**

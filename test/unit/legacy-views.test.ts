@@ -144,12 +144,12 @@ test('an agent entity as a client: keepalives true, its version, the first non-l
   });
 });
 
-test('a proxy entity nobody defined: type proxy, keepalives false, our version, no address', () => {
+test('a proxy entity nobody defined: type proxy, keepalives false, our version, address unknown', () => {
   const c = toLegacyClient({ metadata: { name: 'sw-1' }, entity_class: 'proxy' });
   assert.equal(c, {
     type: 'proxy',
     name: 'sw-1',
-    address: '',
+    address: 'unknown',
     subscriptions: [],
     timestamp: 0,
     version: VERSION,
