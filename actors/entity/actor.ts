@@ -450,9 +450,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       return handlers[type as EntityMessage](t, body as never);
     },
     async fire(t, timer, at) {
+      // The invalidation tombstone (invalidation.ts) needs nothing when it fires: it just ends.
       if (timer === KEEPALIVE_TIMER) await judgeSilence(t, at);
-      else if (timer === INVALIDATED_TIMER)
-        return; // the tombstone ends
       else if (timer.startsWith(TTL_TIMER_PREFIX)) {
         const failure = await expireTtl(t, timer, at);
         if (failure) record(t, { ...failure, source: 'ttl' });
