@@ -179,6 +179,7 @@ function nodeServices(
       readModel,
       stashes: stashList.get,
       queueAdhoc: () => adhoc.get().queue,
+      entityLimit,
     },
     log,
   );

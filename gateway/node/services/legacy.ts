@@ -13,6 +13,7 @@ import { EntityReads } from '../../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
 import { StashReads } from '../../../actors/stash/reads.ts';
 import { StashReadModel } from '../../../actors/stash/read-model.ts';
+import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import { buildLegacyApi } from '../../legacy/app.ts';
 import type { LegacyServices, TransportState } from '../../legacy/env.ts';
 import { listenApi, type ApiListener } from '../../api/server.ts';
@@ -33,6 +34,7 @@ interface LegacyServiceDeps {
   readModel: () => EntityReadModel;
   stashes: () => StashReadModel | undefined;
   queueAdhoc: () => QueueAdhoc;
+  entityLimit: () => EntityLimit;
 }
 
 /** The node's flags as `/settings` shows them, under the legacy API's own key for itself. */
@@ -87,6 +89,7 @@ export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Lo
     },
     stashReads: new StashReads(stores.get(buckets.stashes)!, SHARD_COUNT),
     stashes: d.stashes()!,
+    entityLimit: d.entityLimit(),
     queueAdhoc: (request) => d.queueAdhoc()(request),
     transport,
     unavailable: () => (nats.connected ? undefined : 'not connected to transport'),
