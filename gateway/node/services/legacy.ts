@@ -67,7 +67,7 @@ function backendSettings(cfg: BackendConfig): Record<string, unknown> {
 }
 
 /** The services the legacy routes use, from the node's own. */
-export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): LegacyServices {
+function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): LegacyServices {
   const [nats, stores, membership] = [d.nats(), d.stores(), d.membership()];
   const transport = async (): Promise<TransportState> => {
     const messages = await withTimeout(
