@@ -56,6 +56,21 @@ module.exports = {
       to: { path: '^actors/(pipeline|schedule)/', pathNot: '^actors/$1/' },
     },
     {
+      name: 'stash-on-runtime-only',
+      comment:
+        'actors/stash/ (the stashes of the legacy API) stands on the runtime alone: it may import only actors/runtime/ among the actor folders',
+      severity: 'error',
+      from: { path: '^actors/stash/' },
+      to: { path: '^actors/', pathNot: '^actors/(runtime|stash)/' },
+    },
+    {
+      name: 'stash-apart',
+      comment: 'no other actor folder uses the stashes; only gateway/ (the legacy API) does',
+      severity: 'error',
+      from: { path: '^actors/', pathNot: '^actors/stash/' },
+      to: { path: '^actors/stash/' },
+    },
+    {
       name: 'no-cycles',
       comment: 'modules may not import each other in a cycle (docs/architecture.md#layers)',
       severity: 'error',

@@ -82,6 +82,8 @@ export const buckets = {
   events: 'monitor_events',
   /** Schedule actors: one record per check (its config version and next tick). */
   schedules: 'monitor_schedules',
+  /** Stash actors of the legacy API: one record per stash path (its content and expiry). */
+  stashes: 'monitor_stashes',
   /** Starts of redelivered pipeline jobs, by stream sequence (actors/pipeline/attempts.ts). */
   pipelineAttempts: 'monitor_pipeline_attempts',
   /** Failed logins of every node, by user name or address digest (gateway/auth/login-store.ts). */

@@ -18,6 +18,7 @@ import {
 } from './keepalive.ts';
 import {
   ENTITY_KIND,
+  type DeleteEntityMsg,
   type DeleteEventMsg,
   type EntityMessage,
   type EntityProtocol,
@@ -34,6 +35,7 @@ import { redactEntity } from '../../lib/redact.ts';
 import { withStoredConfig } from './managed.ts';
 import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
 import { queueJob } from './jobs.ts';
+import { INVALIDATED_TIMER, invalidate, refuseWhileInvalidated } from './invalidation.ts';
 import type { JobSource, PipelineInterest } from '../../proto/pipeline-job.ts';
 
 const sec = (ms: number) => Math.floor(ms / 1000);
@@ -210,6 +212,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
 
   async function agentKeepalive(t: Turn<EntityState>, msg: KeepaliveMsg) {
     stats.keepalives++;
+    refuseWhileInvalidated(t, 'keepalive');
     const incoming = {
       ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity),
       last_seen: sec(t.now),
@@ -258,6 +261,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const check = event.check as Check | undefined;
     if (!check?.metadata?.name) throw new ActorError('invalid', 'event has no check name');
     const fromApi = msg.source === 'api';
+    refuseWhileInvalidated(t, 'event');
     if (check.metadata.name === KEEPALIVE_CHECK) {
       if (!fromApi) throw new ActorError('invalid', 'keepalive events travel as keepalive frames');
       const cls = t.state?.entity.entity_class ?? event.entity?.entity_class ?? 'proxy';
@@ -352,6 +356,8 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = normalizedEntity(base, origin, cls);
     entity.metadata = { ...entity.metadata, created_by: existing?.metadata.created_by ?? msg.user };
     t.state = { ...t.state, entity, api_managed: true };
+    // An operator's explicit write ends a legacy invalidation (actors/entity/invalidation.ts).
+    t.clearTimer(INVALIDATED_TIMER);
     // A connected agent adopts what the backend stores (labels, subscriptions, redact, ...).
     if (entity.entity_class === 'agent' && opts.pushConfig)
       t.afterCommit(() => opts.pushConfig!(origin.namespace, origin.name, entity));
@@ -392,9 +398,14 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     return { deregistered: true };
   }
 
-  /** Deletes the entity and every event of it; the actor's record goes too. */
-  async function deleteEntity(t: Turn<EntityState>, origin: Origin): Promise<{ deleted: boolean }> {
+  /** Deletes the entity and every event of it; the actor's record goes too (but a tombstone). */
+  async function deleteEntity(
+    t: Turn<EntityState>,
+    origin: Origin,
+    msg?: DeleteEntityMsg | null,
+  ): Promise<{ deleted: boolean }> {
     if (!t.state) return { deleted: false };
+    if (msg?.invalidate_s && msg.invalidate_s > 0) invalidate(t, msg.invalidate_s);
     for (const check of t.state.checks ?? [])
       t.remove(buckets.events, eventKey(origin.namespace, origin.name, check));
     t.clearTimer(KEEPALIVE_TIMER);
@@ -420,7 +431,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       storeEvent(t, { ...msg, origin: { ...originOf(t.id), user: msg.origin?.user ?? 'system' } }),
     'delete-event': (t, msg) => deleteEvent(t, originOf(t.id), msg),
     'put-entity': (t, msg) => putEntity(t, originOf(t.id, msg.user), msg),
-    'delete-entity': (t) => deleteEntity(t, originOf(t.id)),
+    'delete-entity': (t, msg) => deleteEntity(t, originOf(t.id), msg),
     get: (t) => t.state?.entity ?? null,
     deregister: (t) => deregister(t, 'agent stopped'),
   };
@@ -439,6 +450,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       return handlers[type as EntityMessage](t, body as never);
     },
     async fire(t, timer, at) {
+      // The invalidation tombstone (invalidation.ts) needs nothing when it fires: it just ends.
       if (timer === KEEPALIVE_TIMER) await judgeSilence(t, at);
       else if (timer.startsWith(TTL_TIMER_PREFIX)) {
         const failure = await expireTtl(t, timer, at);

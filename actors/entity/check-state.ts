@@ -49,12 +49,16 @@ export function mergeCheck(previous: Check | undefined, current: Check): Check {
   else if (occurrences > watermark) watermark = occurrences;
 
   const score = totalStateChange(history);
-  const flapping = isFlapping(
-    score,
-    previous?.state === 'flapping',
-    current.low_flap_threshold,
-    current.high_flap_threshold,
-  );
+  // A forced resolution (the legacy API's resolve, docs/compatibility.md#legacy-api) ends flapping too.
+  const forced = (current as { force_resolve?: unknown }).force_resolve === true && status === 0;
+  const flapping =
+    !forced &&
+    isFlapping(
+      score,
+      previous?.state === 'flapping',
+      current.low_flap_threshold,
+      current.high_flap_threshold,
+    );
   let lastOk = previous?.last_ok ?? 0;
   let state: string;
   if (flapping) state = 'flapping';

@@ -36,6 +36,14 @@ export interface PutEntityMsg {
   user: string;
 }
 
+/**
+ * Deleting an entity may leave a tombstone (the legacy API's invalidation): its keepalives and events
+ * are refused for `invalidate_s` seconds.
+ */
+export interface DeleteEntityMsg {
+  invalidate_s?: number;
+}
+
 export interface DeleteEventMsg {
   check: string;
 }
@@ -59,7 +67,7 @@ export interface EntityProtocol {
   'delete-event': { body: DeleteEventMsg; reply: { deleted: boolean } };
   'put-entity': { body: PutEntityMsg; reply: { created: boolean; entity: Entity } | ReplyNotKept };
   /** Deletes the entity and every event of it. */
-  'delete-entity': { body: null; reply: { deleted: boolean } };
+  'delete-entity': { body: DeleteEntityMsg | null; reply: { deleted: boolean } };
   /** The stored entity, or null when there is none. */
   get: { body: null; reply: Entity | null };
   /** From an agent that said goodbye: deregisters it only when its entity asks for that. */

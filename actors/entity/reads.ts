@@ -26,10 +26,15 @@ export class EntityReads {
   ) {}
 
   async entity(ns: string, name: string): Promise<Entity | undefined> {
+    return (await this.state(ns, name))?.entity;
+  }
+
+  /** The entity actor's whole state: the entity, and the names of the checks it has events of. */
+  async state(ns: string, name: string): Promise<EntityState | undefined> {
     const key = actorRecordKey(shardOf(ENTITY_KIND, entityActorId(ns, name), this.shardCount), [ns, name]);
     const e = await this.entities.get(key);
     if (!e || e.deleted) return undefined;
-    return decode<ActorRecord<EntityState>>(e.value)?.state?.entity;
+    return decode<ActorRecord<EntityState>>(e.value)?.state ?? undefined;
   }
 
   async event(ns: string, entity: string, check: string): Promise<Event | undefined> {

@@ -21,6 +21,11 @@ const ttlTimer = (check: string) => `${TTL_TIMER_PREFIX}${check}`;
 const ttlOutput = (secondsAgo: number) => `Last check execution was ${secondsAgo} seconds ago`;
 
 const sec = (ms: number) => Math.floor(ms / 1000);
+/** The status of the failure result: the check's `ttl_status` (a legacy field) when it is one, else 1. */
+const ttlStatusOf = (check: Check): number => {
+  const s = (check as { ttl_status?: unknown }).ttl_status;
+  return typeof s === 'number' && Number.isInteger(s) && s >= 0 ? s : 1;
+};
 const ttlOf = (check: Check | undefined): number =>
   typeof check?.ttl === 'number' && check.ttl > 0 ? check.ttl : 0;
 
@@ -94,7 +99,7 @@ export async function expireTtl(
   const agoSec = Math.max(0, nowSec - (stored.check.executed ?? nowSec));
   const check = mergeCheck(stored.check, {
     ...stored.check,
-    status: 1,
+    status: ttlStatusOf(stored.check),
     state: 'failing',
     output: ttlOutput(agoSec),
     executed: nowSec,

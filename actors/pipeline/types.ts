@@ -27,7 +27,8 @@ export type FilterRef =
 
 /** A mutator of a workflow: a built-in by name, or a Mutator resource. */
 export type MutatorRef =
-  { kind: 'builtin'; name: 'json' | 'only_check_output' } | { kind: 'resource'; mutator: MutatorSpec };
+  | { kind: 'builtin'; name: 'json' | 'only_check_output' | 'legacy' }
+  | { kind: 'resource'; mutator: MutatorSpec };
 
 /** The environment a command (pipe mutator or handler) runs with. */
 export interface ExecContext {

@@ -13,7 +13,7 @@ import type { EventFilterSpec, FilterRef, HandlerSpec, MutatorRef, MutatorSpec }
 /** A `set` handler expands into its members, nested at most this deep (docs/compatibility.md#handler-sets). */
 const MAX_SET_DEPTH = 3;
 const BUILTIN_FILTERS = new Set(['is_incident', 'not_silenced', 'has_metrics']);
-const BUILTIN_MUTATORS = new Set(['json', 'only_check_output']);
+const BUILTIN_MUTATORS = new Set(['json', 'only_check_output', 'legacy']);
 
 export interface Workflow {
   name: string;

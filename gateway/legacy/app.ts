@@ -14,7 +14,7 @@ const DEFAULTS = {
   maxRequestIdLength: 200,
 } as const;
 
-export interface LegacyApiOptions {
+interface LegacyApiOptions {
   /** `--legacy-api-user` and `--legacy-api-password`: Basic auth only when both are set. */
   user: string;
   password: string;

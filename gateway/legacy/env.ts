@@ -2,6 +2,9 @@ import type { ConfigStore } from '../../actors/config/store.ts';
 import type { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityReads } from '../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../actors/entity/read-model.ts';
+import type { StashReads } from '../../actors/stash/reads.ts';
+import type { StashReadModel } from '../../actors/stash/read-model.ts';
+import type { EntityLimit } from '../../actors/entity/limit.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { SilencedExpiry } from '../api/env.ts';
 
@@ -24,6 +27,12 @@ export interface LegacyServices {
   readModel: EntityReadModel;
   /** The REST API's silenced expiry default and cap, which bind silences made here too. */
   silencedExpiry: SilencedExpiry;
+  /** Single stash reads, from KV. */
+  stashReads: StashReads;
+  /** The stash list, a watched copy of the stash bucket. */
+  stashes: StashReadModel;
+  /** `--entity-limit`: a write that would create an entity past it is refused (402 `{"error"}`). */
+  entityLimit?: EntityLimit;
   /** Queues an ad hoc check request, as `POST /api/core/v2/.../checks/:name/execute` does. */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
   transport(): Promise<TransportState>;

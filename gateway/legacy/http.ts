@@ -53,7 +53,7 @@ const DIGITS = /^[0-9]+$/;
  * `limit` and `offset` (digits only, others ignored): with a `limit`, the page and an `X-Pagination`
  * header with the total; an offset past the end is an empty page.
  */
-export function paginate<T>(c: Context, items: readonly T[]): T[] {
+function paginate<T>(c: Context, items: readonly T[]): T[] {
   const limitRaw = c.req.query('limit');
   if (limitRaw === undefined || !DIGITS.test(limitRaw)) return [...items];
   const offsetRaw = c.req.query('offset');

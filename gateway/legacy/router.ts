@@ -6,7 +6,7 @@ import { empty } from './http.ts';
 // regular expressions over the path; a path that matches only under other methods is a 405 naming
 // them, any other path a 404; HEAD is answered as GET without the body.
 
-export type LegacyMethod = 'GET' | 'POST' | 'DELETE';
+type LegacyMethod = 'GET' | 'POST' | 'DELETE';
 
 export interface LegacyRoute {
   method: LegacyMethod;

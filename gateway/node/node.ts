@@ -26,7 +26,7 @@ import { membershipService, shardsService, type NodeUrls } from './services/clus
 import { actorHostService } from './services/actor-host.ts';
 import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
-import { legacyApiService } from './services/legacy.ts';
+import { legacyApiService, stashListService } from './services/legacy.ts';
 import { apiService, loginLimitsService, readModelService, tokensService } from './services/api.ts';
 import { Readiness } from './readiness.ts';
 
@@ -167,6 +167,7 @@ function nodeServices(
     log,
   );
 
+  const stashList = stashListService(cfg, stores.get);
   const legacyApi = legacyApiService(
     cfg,
     {
@@ -176,7 +177,9 @@ function nodeServices(
       membership: membership.get,
       actors,
       readModel,
+      stashes: stashList.get,
       queueAdhoc: () => adhoc.get().queue,
+      entityLimit,
     },
     log,
   );
@@ -204,6 +207,7 @@ function nodeServices(
     pipeline,
     adhoc,
     api,
+    stashList,
     legacyApi,
   ];
   /**

@@ -46,5 +46,11 @@ export const Entity = v.object({
   redact: v.optional(v.nullable(v.array(v.string()))),
   monitor_agent_version: v.optional(v.string()),
   keepalive_handlers: v.optional(v.nullable(v.array(v.string()))),
+  /**
+   * The legacy (Classic) client definition beyond what an entity models: `address`, `keepalive`,
+   * `safe_mode`, custom attributes... Kept as given and shown by the legacy API's client view
+   * (proto/legacy/clients.ts); the current generation ignores it.
+   */
+  legacy: v.optional(v.looseObject({})),
 });
 export type Entity = v.InferOutput<typeof Entity>;

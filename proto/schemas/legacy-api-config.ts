@@ -45,7 +45,7 @@ export const legacyApiFlags: FlagSpec[] = [
 ];
 
 /** The default headers, as the legacy API sent them when it had no `cors` setting. */
-export const DEFAULT_LEGACY_CORS: Readonly<Record<string, string>> = {
+const DEFAULT_LEGACY_CORS: Readonly<Record<string, string>> = {
   Origin: '*',
   Methods: 'GET, POST, PUT, DELETE, OPTIONS',
   Credentials: 'true',

@@ -1,5 +1,6 @@
 import { Sandbox, sandboxReady } from '../../../lib/sandbox/index.ts';
 import type { Event } from '../../../proto/schemas/event.ts';
+import { toLegacyEvent } from '../../../proto/legacy/events.ts';
 import type { ExecContext, MutatorRef, MutatorSpec } from '../types.ts';
 import { pipeMutate } from './pipe.ts';
 
@@ -11,7 +12,8 @@ const MAX_PROGRAMS = 64;
 
 /**
  * The payload for the handler of a workflow (docs/compatibility.md#mutators): the JSON event by default or
- * with `json`; the raw check output with `only_check_output`; a `javascript` mutator's returned string (null
+ * with `json`; the raw check output with `only_check_output`; the legacy (Classic) event with `legacy`, so
+ * handlers written for the legacy generation run unchanged; a `javascript` mutator's returned string (null
  * or undefined mean the JSON event); a `pipe` mutator's stdout. Failures throw an Error naming the mutator.
  */
 export async function mutate(
@@ -26,6 +28,7 @@ export async function mutate(
   if (!ref) return Buffer.from(json());
   if (ref.kind === 'builtin') {
     if (ref.name === 'only_check_output') return Buffer.from(event.check?.output ?? '');
+    if (ref.name === 'legacy') return Buffer.from(JSON.stringify(toLegacyEvent(event)));
     return Buffer.from(json());
   }
   const spec = ref.mutator;

@@ -13,6 +13,7 @@ import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
 import { silencedBy, toDeleteOnResolve } from '../../../actors/entity/silencing.ts';
 import type { pipelineInterest } from '../../../actors/pipeline/workflows.ts';
 import { scheduleBehavior } from '../../../actors/schedule/actor.ts';
+import { stashBehavior } from '../../../actors/stash/actor.ts';
 import { provider, type Provider } from '../service.ts';
 
 interface ActorHostDeps {
@@ -27,7 +28,7 @@ interface ActorHostDeps {
 }
 
 /**
- * The host of this node's entity and schedule actors. It has nothing to start (the shards activate
+ * The host of this node's entity, schedule and stash actors. It has nothing to start (the shards activate
  * it); it is a service of its own so that it stops after the shards are handed off and before the
  * node leaves the cluster.
  */
@@ -76,6 +77,7 @@ export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: L
             readModel: deps.readModel(),
             publish: (subject, data) => nats.publish(subject, data),
           }),
+          stashBehavior(),
         ],
         log: log.child({ component: 'actors' }),
       });

@@ -11,6 +11,9 @@ import type { ActorClient } from '../../../actors/runtime/ask.ts';
 import type { ConfigStore } from '../../../actors/config/store.ts';
 import { EntityReads } from '../../../actors/entity/reads.ts';
 import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
+import { StashReads } from '../../../actors/stash/reads.ts';
+import { StashReadModel } from '../../../actors/stash/read-model.ts';
+import type { EntityLimit } from '../../../actors/entity/limit.ts';
 import { buildLegacyApi } from '../../legacy/app.ts';
 import type { LegacyServices, TransportState } from '../../legacy/env.ts';
 import { listenApi, type ApiListener } from '../../api/server.ts';
@@ -29,7 +32,9 @@ interface LegacyServiceDeps {
   membership: () => Membership;
   actors: () => ActorClient;
   readModel: () => EntityReadModel;
+  stashes: () => StashReadModel | undefined;
   queueAdhoc: () => QueueAdhoc;
+  entityLimit: () => EntityLimit;
 }
 
 /** The node's flags as `/settings` shows them, under the legacy API's own key for itself. */
@@ -62,7 +67,7 @@ function backendSettings(cfg: BackendConfig): Record<string, unknown> {
 }
 
 /** The services the legacy routes use, from the node's own. */
-export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): LegacyServices {
+function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): LegacyServices {
   const [nats, stores, membership] = [d.nats(), d.stores(), d.membership()];
   const transport = async (): Promise<TransportState> => {
     const messages = await withTimeout(
@@ -82,6 +87,9 @@ export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Lo
       defaultSec: cfg['default-silenced-expiry-time'],
       maxSec: cfg['max-silenced-expiry-time-allowed'],
     },
+    stashReads: new StashReads(stores.get(buckets.stashes)!, SHARD_COUNT),
+    stashes: d.stashes()!,
+    entityLimit: d.entityLimit(),
     queueAdhoc: (request) => d.queueAdhoc()(request),
     transport,
     unavailable: () => (nats.connected ? undefined : 'not connected to transport'),
@@ -96,6 +104,26 @@ export function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Lo
       })),
     log,
   };
+}
+
+/**
+ * The stash list of the legacy API (none when it is off), loaded before the API listens: stashes are
+ * few, and a list must not come back empty while the first pass runs.
+ */
+export function stashListService(
+  cfg: BackendConfig,
+  stores: () => Map<string, KvStore>,
+): Provider<StashReadModel | undefined> {
+  return provider(
+    'stash list',
+    async () => {
+      if (cfg['legacy-api-port'] === 0) return undefined;
+      const list = new StashReadModel(stores().get(buckets.stashes)!);
+      await list.start();
+      return list;
+    },
+    async (list) => list?.stop(),
+  );
 }
 
 /** The legacy API on `--legacy-api-port` (0: none); it listens after the REST API's dependencies run. */

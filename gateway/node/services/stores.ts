@@ -78,7 +78,7 @@ export function natsService(
  * The buckets of actor state; the other buckets are made by the services that use them, with their
  * TTL (a bucket made here first would have none).
  */
-const ACTOR_BUCKETS = [buckets.entities, buckets.events, buckets.schedules];
+const ACTOR_BUCKETS = [buckets.entities, buckets.events, buckets.schedules, buckets.stashes];
 
 /** The JetStream KV buckets of actor state, by bucket name; made on the cluster's first start. */
 export function bucketsService(cfg: BackendConfig, nats: () => NatsAdapter): Provider<Map<string, KvStore>> {
