@@ -5,11 +5,18 @@ import * as assert from 'uvu/assert';
 import { mergeSources, parseArgv, validateConfig } from '../../lib/config-loader.ts';
 import { ConfigError } from '../../proto/flags.ts';
 import { BACKEND_ENV_PREFIX, BackendConfig, backendFlags } from '../../proto/schemas/backend-config.ts';
-import { DEFAULT_LEGACY_CORS } from '../../proto/schemas/legacy-api-config.ts';
 import { tempDir } from '../harness/tmp.ts';
 
 // The backend's --legacy-api-* settings through the config loader, from each source: the command
 // line, MONITOR_BACKEND_* variables and the YAML file (where --legacy-api-cors may be a map).
+
+/** The headers the legacy API sends with no --legacy-api-cors (Classic's defaults). */
+const DEFAULT_LEGACY_CORS = {
+  Origin: '*',
+  Methods: 'GET, POST, PUT, DELETE, OPTIONS',
+  Credentials: 'true',
+  Headers: 'Origin, X-Requested-With, Content-Type, Accept, Authorization',
+};
 
 const dir = tempDir('legacy-api-config');
 let files = 0;
