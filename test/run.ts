@@ -17,7 +17,8 @@
  * after the other): most of them wait on timers and leave the CPU idle. A
  * suite whose first 20 lines hold `// suite-exclusive: <reason>` (chaos, the
  * cluster failover and timing suites) runs alone: the runner lets the running
- * suites finish first and starts the next one only when it has ended. Each
+ * suites finish first and starts the next one only when it has ended; these
+ * suites come after all the others (when more than one runs at a time). Each
  * suite gets its own slice of the test port range (MONITOR_TEST_PORT_RANGE,
  * read by test/harness/ports.ts), so two suites never probe the same port.
  *
@@ -399,6 +400,9 @@ async function main(): Promise<number> {
   const files = findTests(dir)
     .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
     .sort((a, b) => groupOf(a) - groupOf(b) || (a < b ? -1 : a > b ? 1 : 0));
+  // Exclusive suites after the others (in the same order): the pair running before each one must
+  // end first, which costs one wait for the whole block instead of one per exclusive suite.
+  if (jobs > 1) files.sort((a, b) => Number(suiteExclusive(a)) - Number(suiteExclusive(b)));
 
   // One slot per suite that may run at once: its record files and its slice of the ports.
   const slices = portSlices(jobs);

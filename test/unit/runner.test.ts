@@ -80,7 +80,8 @@ test.run();
 for (const [name, text] of Object.entries(fixtures)) writeFileSync(join(dir, name), text);
 
 // Side by side (par/): a waits for b to have started, which only happens when both run at once; each
-// prints lines while the other runs. c is exclusive: when it starts, no other suite may be running.
+// prints lines while the other runs. 0-alone and c are exclusive: when one starts no other suite may be
+// running, and 0-alone, first by name, runs after a and b.
 const PAR = join(dir, 'par');
 mkdirSync(PAR);
 const mark = (name: string) => JSON.stringify(join(PAR, name));
@@ -104,6 +105,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 test('b starts while a runs', () => {
   writeFileSync(${mark('b.started')}, '');
   process.stdout.write('B-line-1\\n');
+});
+test.run();
+`,
+  '0-alone.test.ts': `// suite-exclusive: the runner's own test
+import { test } from '${UVU}';
+import { existsSync, readdirSync } from 'node:fs';
+test('an exclusive suite runs after the others, alone', () => {
+  if (!existsSync(${mark('b.started')})) throw new Error('ran before b');
+  const others = readdirSync(${JSON.stringify(PAR)}).filter((f) => f.endsWith('.running'));
+  if (others.length) throw new Error('running beside 0-alone: ' + others.join(' '));
 });
 test.run();
 `,
@@ -231,9 +242,9 @@ test('a failing before.each hook fails the test it ran for, naming the hook', as
   assert.is(r.exit.code, 1, r.output);
 });
 
-test('two suites run side by side, each printed whole under its header; an exclusive one runs alone', async () => {
+test('two suites run side by side, each printed whole under its header; exclusive ones run alone, after the others', async () => {
   const r = await runner('par/c.test.ts', '/par/');
-  assert.equal(r.total, { passed: 3, failed: 0 }, r.output);
+  assert.equal(r.total, { passed: 4, failed: 0 }, r.output);
   assert.is(r.exit.code, 0, r.output);
   // Each suite's block: from its header to its suite line, with its own lines only.
   const block = (name: string) => {
@@ -248,7 +259,7 @@ test('two suites run side by side, each printed whole under its header; an exclu
   assert.not.match(a, /B-line/);
   assert.match(block('b'), /B-line-1/);
   assert.not.match(block('b'), /A-line/);
-  assert.match(r.output, /3 suite\(s\), 0 skipped, 2 at a time/);
+  assert.match(r.output, /4 suite\(s\), 0 skipped, 2 at a time/);
 });
 
 test.run();
