@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench deploy deploy-check clean
+.PHONY: help setup deps binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy deploy deploy-check clean
 
 help:
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint   - types, layer rules, eslint, unused exports, format check"
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make bench-legacy - the legacy API benchmark alone (GET /events, POST /results, next to core/v2)"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
 	@echo "make deploy - kubectl apply -k deploy/k8s/overlays/\$$OVERLAY (prod, or OVERLAY=dev) to the current cluster"
 	@echo "make deploy-check - render every overlay of deploy/k8s offline and validate it (part of make test)"
@@ -139,6 +140,10 @@ deploy:
 
 bench: setup
 	@node --import tsx bench/run.ts
+
+# The legacy API's benchmark alone (bench/legacy.ts), with the core/v2 figures of the same run beside it.
+bench-legacy: setup
+	@node --import tsx bench/run.ts legacy
 
 clean:
 	rm -rf .state .cluster node_modules

@@ -1,6 +1,6 @@
 /**
  * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline]
- * [sandbox] [--profile] [--heap]
+ * [sandbox] [legacy] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -19,6 +19,9 @@
  *            p50/p99 (bench/pipeline.ts)                                                  (~2 min)
  *   sandbox  JavaScript expressions in this process: evaluations/s with a reused context and with a
  *            context per event, filter applications/s (bench/sandbox.ts)                    (~1 s)
+ *   legacy   the legacy API (port 4567) next to core/v2 on one backend: GET /events p50/p99 at 200/s
+ *            with 10,000 events stored, whole lists, POST /results/s and core/v2 event POSTs/s over
+ *            64 connections (bench/legacy.ts; `make bench-legacy`)                         (~3 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -41,6 +44,8 @@
  * pipeline: BENCH_PIPELINE_SECONDS=20 BENCH_PIPELINE_KINDS=tcp,pipe BENCH_PIPELINE_PIPE_EVENTS=3000
  * BENCH_PIPELINE_QUEUED=30000 sandbox: BENCH_SANDBOX_EVALS=5000 BENCH_SANDBOX_FRESH=200
  * BENCH_SANDBOX_FILTERS=2000
+ * legacy: BENCH_LEGACY_SECONDS=20  BENCH_LEGACY_WARMUP=3  BENCH_LEGACY_CONNECTIONS=64  BENCH_LEGACY_ENTITIES=1000
+ * BENCH_LEGACY_CHECKS=10  BENCH_LEGACY_LIST_RATE=200  BENCH_LEGACY_LIST_LIMIT=100 (0: whole list)  BENCH_LEGACY_FULL_RATE=2
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -54,6 +59,7 @@ import { runTtl, ttlConfig } from './ttl.ts';
 import { resultsConfig, runResults } from './results/index.ts';
 import { pipelineConfig, runPipeline } from './pipeline.ts';
 import { runSandbox, sandboxConfig } from './sandbox.ts';
+import { legacyBenchConfig, runLegacy } from './legacy.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -67,6 +73,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   results: (args) => runResults(resultsConfig(args)),
   pipeline: (args) => runPipeline(pipelineConfig(args)),
   sandbox: () => runSandbox(sandboxConfig()),
+  legacy: () => runLegacy(legacyBenchConfig()),
 };
 
 const args = process.argv.slice(2);

@@ -21,6 +21,9 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): unknown {
     case 'int':
     case 'float': {
       if (typeof raw === 'number') return raw;
+      // A YAML list or map is no number, even when its text would read as one (`[4567]` → "4567").
+      if (raw !== null && typeof raw === 'object')
+        throw new ConfigError(`invalid value for ${where}: not a number`);
       const s = String(raw).trim();
       const n = Number(s);
       if (s === '' || !Number.isFinite(n))

@@ -9,10 +9,20 @@
  * tests, test/unit/runner.test.ts, run it on fixture suites in a temp dir);
  * the suites still run with the repo root as their working directory.
  *
- * Each file runs as its own process `node --import tsx <file>`, one after the
- * other, in its own process group, with a timeout (300 s, or the value of a
- * `// suite-timeout: <seconds>` comment in the file's first 20 lines). On
- * timeout the whole group is SIGKILLed. After every suite, leftover processes
+ * Each file runs as its own process `node --import tsx <file>`, in its own
+ * process group, with a timeout (300 s, or the value of a
+ * `// suite-timeout: <seconds>` comment in the file's first 20 lines).
+ *
+ * Suites run two at a time (MONITOR_TEST_JOBS, or `--jobs N`; 1 runs them one
+ * after the other): most of them wait on timers and leave the CPU idle. A
+ * suite whose first 20 lines hold `// suite-exclusive: <reason>` (chaos, the
+ * cluster failover and timing suites) runs alone: the runner lets the running
+ * suites finish first and starts the next one only when it has ended; these
+ * suites come after all the others (when more than one runs at a time). Each
+ * suite gets its own slice of the test port range (MONITOR_TEST_PORT_RANGE,
+ * read by test/harness/ports.ts), so two suites never probe the same port.
+ *
+ * On timeout the whole group is SIGKILLed. After every suite, leftover processes
  * are SIGKILLed too: the suite's own group, and every group the harness
  * recorded in MONITOR_TEST_PGID_FILE (the harness spawns etcd, nats-server,
  * backends and agents in groups of their own, which a SIGKILLed suite cannot
@@ -54,8 +64,10 @@
  *    times out (whatever it had reported is kept).
  *
  * Output: the suite's stdout and stderr are passed through to our stdout,
- * then one line `suite <file>: N passed, N failed (Xs)`. The last line of the
- * run is exactly `N passed, N failed`; exit 1 if anything failed or nothing
+ * then one line `suite <file>: N passed, N failed (Xs)`. When suites run
+ * side by side, each one's output is held back and printed whole, under its
+ * `=== <file>` header, when it ends (a suite that runs alone streams it).
+ * The last line of the run is exactly `N passed, N failed`; exit 1 if anything failed or nothing
  * ran.
  */
 import { spawn } from 'node:child_process';
@@ -63,6 +75,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testPortRange } from './harness/ports.ts';
 import { commOf, processGroupMembers } from './harness/proc.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -89,13 +102,24 @@ function groupOf(rel: string): number {
   return i < 0 ? GROUPS.length : i;
 }
 
-function suiteTimeoutSeconds(rel: string): number {
+function headComment(rel: string, key: string): string | undefined {
   const head = fs.readFileSync(path.join(ROOT, rel), 'utf8').split('\n').slice(0, 20);
+  const re = new RegExp(`^\\s*//\\s*${key}:\\s*(.*?)\\s*$`);
   for (const line of head) {
-    const m = /^\s*\/\/\s*suite-timeout:\s*(\d+)\s*$/.exec(line);
-    if (m) return Number(m[1]);
+    const m = re.exec(line);
+    if (m) return m[1];
   }
-  return DEFAULT_TIMEOUT_S;
+  return undefined;
+}
+
+function suiteTimeoutSeconds(rel: string): number {
+  const v = headComment(rel, 'suite-timeout');
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : DEFAULT_TIMEOUT_S;
+}
+
+/** `// suite-exclusive: <reason>`: the suite runs with no other suite beside it. */
+function suiteExclusive(rel: string): boolean {
+  return headComment(rel, 'suite-exclusive') !== undefined;
 }
 
 /** What the suite's source shows that its uvu summary may not: a `.only`, an unguarded before hook. */
@@ -219,18 +243,21 @@ function removeRecordedDirs(file: string): void {
 interface RecordFiles {
   pgids: string;
   dirs: string;
+  /** `lo-hi`: the ports this suite's harness may hand out (test/harness/ports.ts). */
+  ports: string;
 }
 
-let current: { pgid: number; files: RecordFiles } | undefined;
+/** The suites running now, by process group: what a signal to the runner must clean up. */
+const running = new Map<number, RecordFiles>();
 
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(sig, () => {
-    if (current) {
-      killGroup(current.pgid);
-      killRecordedGroups(current.files.pgids);
-      removeRecordedDirs(current.files.dirs);
-      fs.rmSync(current.files.pgids, { force: true });
-      fs.rmSync(current.files.dirs, { force: true });
+    for (const [pgid, files] of running) {
+      killGroup(pgid);
+      killRecordedGroups(files.pgids);
+      removeRecordedDirs(files.dirs);
+      fs.rmSync(files.pgids, { force: true });
+      fs.rmSync(files.dirs, { force: true });
     }
     process.stdout.write(`\ninterrupted by ${sig}\n`);
     process.exit(130);
@@ -243,7 +270,10 @@ interface SuiteResult {
   skipped: number;
 }
 
-function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
+/** Where a suite's output goes: straight to our stdout, or into a buffer printed when it ends. */
+type Sink = (text: string) => void;
+
+function runSuite(rel: string, files: RecordFiles, out: Sink): Promise<SuiteResult> {
   const timeoutS = suiteTimeoutSeconds(rel);
   const source = sourceProblems(rel);
   fs.writeFileSync(files.pgids, '');
@@ -257,6 +287,7 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
         FORCE_COLOR: '0',
         MONITOR_TEST_PGID_FILE: files.pgids,
         MONITOR_TEST_TMP_FILE: files.dirs,
+        MONITOR_TEST_PORT_RANGE: files.ports,
       },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -266,14 +297,14 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (c: string) => {
-      process.stdout.write(c);
+      out(c);
       parser.feed(c);
     });
-    child.stderr.on('data', (c: string) => process.stdout.write(c));
-    if (child.pid !== undefined) current = { pgid: child.pid, files };
+    child.stderr.on('data', (c: string) => out(c));
+    if (child.pid !== undefined) running.set(child.pid, files);
     const timer = setTimeout(() => {
       timedOut = true;
-      process.stdout.write(`\nsuite ${rel}: TIMEOUT after ${timeoutS}s, killing its process group\n`);
+      out(`\nsuite ${rel}: TIMEOUT after ${timeoutS}s, killing its process group\n`);
       if (child.pid !== undefined) killGroup(child.pid);
     }, timeoutS * 1000);
 
@@ -286,7 +317,7 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
       if (child.pid !== undefined) killGroup(child.pid); // stragglers in the suite's group
       const leftovers = killRecordedGroups(files.pgids);
       removeRecordedDirs(files.dirs);
-      current = undefined;
+      if (child.pid !== undefined) running.delete(child.pid);
       // let the pipes deliver what is left (bounded: a stray holder of the pipe must not hang us)
       let settled = false;
       const finish = () => {
@@ -326,13 +357,33 @@ function runSuite(rel: string, files: RecordFiles): Promise<SuiteResult> {
           notes.push(`exit code ${code}, signal ${signal} despite a clean summary`);
         }
         if (leftovers.length > 0) notes.push(`killed leftover process group(s): ${leftovers.join(', ')}`);
-        if (notes.length) process.stdout.write(`\nsuite ${rel}: ${notes.join('; ')}\n`);
+        if (notes.length) out(`\nsuite ${rel}: ${notes.join('; ')}\n`);
         resolve({ passed: s.passed, failed, skipped: s.skipped });
       };
       child.once('close', finish);
       setTimeout(finish, 2000).unref();
     });
   });
+}
+
+/** The test port range split in `n` slices, `lo-hi` each (test/harness/ports.ts's range). */
+function portSlices(n: number): string[] {
+  const [lo, hi] = testPortRange();
+  const size = Math.floor((hi - lo + 1) / n);
+  return Array.from({ length: n }, (_, i) => `${lo + i * size}-${lo + (i + 1) * size - 1}`);
+}
+
+function jobsFrom(args: string[]): number {
+  const at = args.indexOf('--jobs');
+  let text = process.env.MONITOR_TEST_JOBS ?? '2';
+  if (at >= 0) {
+    text = args[at + 1] ?? '';
+    args.splice(at, 2);
+  }
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--jobs / MONITOR_TEST_JOBS: not a positive integer: ${text}`);
+  return n;
 }
 
 async function main(): Promise<number> {
@@ -344,38 +395,69 @@ async function main(): Promise<number> {
     dir = path.resolve(args[at + 1]!);
     args.splice(at, 2);
   }
+  const jobs = jobsFrom(args);
   const filters = args;
   const files = findTests(dir)
     .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
     .sort((a, b) => groupOf(a) - groupOf(b) || (a < b ? -1 : a > b ? 1 : 0));
+  // Exclusive suites after the others (in the same order): the pair running before each one must
+  // end first, which costs one wait for the whole block instead of one per exclusive suite.
+  if (jobs > 1) files.sort((a, b) => Number(suiteExclusive(a)) - Number(suiteExclusive(b)));
 
-  const records: RecordFiles = {
-    pgids: path.join(os.tmpdir(), `monitor-test-pgids-${process.pid}`),
-    dirs: path.join(os.tmpdir(), `monitor-test-dirs-${process.pid}`),
-  };
+  // One slot per suite that may run at once: its record files and its slice of the ports.
+  const slices = portSlices(jobs);
+  const free = slices.map((ports, i) => ({
+    pgids: path.join(os.tmpdir(), `monitor-test-pgids-${process.pid}-${i}`),
+    dirs: path.join(os.tmpdir(), `monitor-test-dirs-${process.pid}-${i}`),
+    ports,
+  }));
+  const allSlots = [...free];
   const started = Date.now();
   let passed = 0;
   let failed = 0;
   let skipped = 0;
-  try {
-    if (files.length === 0)
-      process.stdout.write(`no test files matched${filters.length ? ` ${JSON.stringify(filters)}` : ''}\n`);
-    for (const rel of files) {
-      process.stdout.write(`\n=== ${rel}\n`);
-      const t0 = Date.now();
-      const r = await runSuite(rel, records);
+
+  const runOne = async (rel: string, alone: boolean): Promise<void> => {
+    const slot = free.shift()!;
+    // A suite that runs alone streams its output; side by side, each one is printed whole when it ends.
+    let held = '';
+    const out: Sink = alone ? (t) => process.stdout.write(t) : (t) => void (held += t);
+    if (alone) process.stdout.write(`\n=== ${rel}\n`);
+    const t0 = Date.now();
+    try {
+      const r = await runSuite(rel, slot, out);
       passed += r.passed;
       failed += r.failed;
       skipped += r.skipped;
       const secs = ((Date.now() - t0) / 1000).toFixed(1);
-      process.stdout.write(`suite ${rel}: ${r.passed} passed, ${r.failed} failed (${secs}s)\n`);
+      const line = `suite ${rel}: ${r.passed} passed, ${r.failed} failed (${secs}s)\n`;
+      process.stdout.write(alone ? line : `\n=== ${rel}\n${held}${line}`);
+    } finally {
+      free.push(slot);
     }
+  };
+
+  try {
+    if (files.length === 0)
+      process.stdout.write(`no test files matched${filters.length ? ` ${JSON.stringify(filters)}` : ''}\n`);
+    const inFlight = new Set<Promise<void>>();
+    for (const rel of files) {
+      const exclusive = jobs === 1 || files.length === 1 || suiteExclusive(rel);
+      if (exclusive) await Promise.all(inFlight);
+      else while (inFlight.size >= jobs) await Promise.race(inFlight);
+      const p: Promise<void> = runOne(rel, exclusive).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (exclusive) await p;
+    }
+    await Promise.all(inFlight);
   } finally {
-    fs.rmSync(records.pgids, { force: true });
-    fs.rmSync(records.dirs, { force: true });
+    for (const slot of allSlots) {
+      fs.rmSync(slot.pgids, { force: true });
+      fs.rmSync(slot.dirs, { force: true });
+    }
   }
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`\n${files.length} suite(s), ${skipped} skipped, ${secs}s\n`);
+  process.stdout.write(`\n${files.length} suite(s), ${skipped} skipped, ${jobs} at a time, ${secs}s\n`);
   process.stdout.write(`${passed} passed, ${failed} failed\n`);
   return failed > 0 || passed + failed === 0 ? 1 : 0;
 }

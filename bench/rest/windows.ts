@@ -207,7 +207,7 @@ export async function postWindow(
  * Open loop: `fire` is called `rate` times a second on schedule, whether earlier calls are answered
  * or not; `measuring` tells whether the call falls in the measured window.
  */
-async function openLoop(
+export async function openLoop(
   rate: number,
   warmupMs: number,
   measureMs: number,
@@ -235,7 +235,8 @@ async function openLoop(
       continue;
     }
     if (now >= windowEnd) break;
-    const due = Math.floor((now - t0) / period);
+    // Request i is due at t0 + i * period: the ones up to now are due (not one period later).
+    const due = Math.floor((now - t0) / period) + 1;
     while (i < due) {
       const at = t0 + i * period;
       const measuring = at >= windowStart && at < windowEnd;

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/../.."
 STATE_DIR=${STATE_DIR:-.state}
 API_PORT=${API_PORT:-8080}
 AGENT_PORT=${AGENT_PORT:-8081}
+# The legacy API (Sensu Classic 1.x clients): on localhost only here, it has no RBAC of its own.
+LEGACY_API_PORT=${LEGACY_API_PORT:-4567}
 AGENT_NAME=${AGENT_NAME:-$(hostname)}
 AGENT_API_PORT=${AGENT_API_PORT:-3031}
 LOG_LEVEL=${LOG_LEVEL:-info}
@@ -24,7 +26,7 @@ stop() {
 trap stop INT TERM
 
 bin/monitor-backend start --state-dir "$STATE_DIR/backend" --api-port "$API_PORT" --agent-port "$AGENT_PORT" \
-  --log-level "$LOG_LEVEL" ${BACKEND_ARGS:-} &
+  --legacy-api-host 127.0.0.1 --legacy-api-port "$LEGACY_API_PORT" --log-level "$LOG_LEVEL" ${BACKEND_ARGS:-} &
 backend_pid=$!
 
 for _ in $(seq 1 150); do
@@ -51,6 +53,7 @@ cat <<INFO
   monitor is running
     REST API      http://127.0.0.1:$API_PORT   (health: curl http://127.0.0.1:$API_PORT/health)
     agent socket  ws://127.0.0.1:$AGENT_PORT
+    legacy API    http://127.0.0.1:$LEGACY_API_PORT   (curl http://127.0.0.1:$LEGACY_API_PORT/info; no auth unless BACKEND_ARGS has --legacy-api-user/--legacy-api-password)
     administrator $ADMIN_USER / $ADMIN_PASSWORD, API key $API_KEY
     the agent's entity:
       curl -H "Authorization: Key $API_KEY" http://127.0.0.1:$API_PORT/api/core/v2/namespaces/default/entities/$AGENT_NAME

@@ -31,7 +31,8 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 function basicAuth(opts: LegacyApiOptions) {
   const want = digest(`${opts.user}:${opts.password}`);
   return (header: string | undefined): boolean => {
-    const m = /^Basic ([A-Za-z0-9+/=]+)$/.exec(header ?? '');
+    // The scheme is case-insensitive (RFC 7235; Rack's Basic auth lowercases it too).
+    const m = /^basic ([A-Za-z0-9+/=]+)$/i.exec(header ?? '');
     if (!m) return false;
     const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
     if (!decoded.includes(':')) return false;

@@ -1,4 +1,5 @@
 // suite-timeout: 720
+// suite-exclusive: faults and a soak timed against one machine's CPU; a second suite beside it would skew them
 /**
  * Chaos (issue 14): the `make cluster` topology (three etcd members, three nats-servers in one
  * JetStream cluster, three backends with `--nats-replicas 3`, HAProxy in front) under steady load

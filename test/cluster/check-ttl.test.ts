@@ -1,4 +1,5 @@
 // suite-timeout: 240
+// suite-exclusive: TTL deadlines across a SIGKILL: timing
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { sleep, startBackend, startEtcd, startNats, waitFor, type Backend } from '../harness/index.ts';

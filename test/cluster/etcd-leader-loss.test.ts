@@ -1,4 +1,5 @@
 // suite-timeout: 240
+// suite-exclusive: asserts a recovery bound (RECOVERY_MS) after the etcd leader dies
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {

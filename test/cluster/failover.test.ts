@@ -1,4 +1,5 @@
 // suite-timeout: 420
+// suite-exclusive: lease and freeze timings of three nodes; CPU taken by another suite delays heartbeats
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';

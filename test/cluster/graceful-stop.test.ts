@@ -1,4 +1,5 @@
 // suite-timeout: 600
+// suite-exclusive: stop deadlines of a cluster, timed
 /**
  * A graceful stop under load (docs/architecture.md#stopping-a-node): a backend given SIGTERM exits 0
  * within --shutdown-timeout, its agents are back on other nodes within 10 s of the signal, no event

@@ -1,4 +1,5 @@
 // suite-timeout: 180
+// suite-exclusive: stash deadlines across a SIGKILL of their owner, never early: timing
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import {

@@ -1,4 +1,5 @@
 // suite-timeout: 420
+// suite-exclusive: SIGKILL under load with timed recovery
 /**
  * Chaos: no event acknowledged to an agent or a REST client is lost or applied twice when one
  * nats-server, one backend or one etcd member is SIGKILLed (docs/architecture.md, "Atomic turns").

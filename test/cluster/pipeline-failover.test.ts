@@ -1,4 +1,5 @@
 // suite-timeout: 240
+// suite-exclusive: SIGKILL of a node mid-handler, timed takeover
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
 // suite-timeout: 300
+// suite-exclusive: /ready windows while etcd and NATS go away: timing
 /**
  * Readiness and liveness (docs/architecture.md#readiness-and-liveness): `/ready` is 200 only while
  * the node is a member holding its shards with etcd and NATS in reach, and otherwise 503 naming what

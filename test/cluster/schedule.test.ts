@@ -1,4 +1,5 @@
 // suite-timeout: 300
+// suite-exclusive: schedule takeover at the same phase: timing
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Etcd3 } from 'etcd3';

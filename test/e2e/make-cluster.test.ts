@@ -1,4 +1,5 @@
 // suite-timeout: 360
+// suite-exclusive: eleven processes (3 etcd, 3 NATS, 3 backends, HAProxy, an agent) on two cores
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -84,7 +85,7 @@ function portFree(port: number): Promise<boolean> {
 const url = (port: number | undefined) => `http://127.0.0.1:${port}`;
 
 test.before(async () => {
-  const [api, agent, stats, agentApi, agentSocket, agentStatsd] = await freePorts(6);
+  const [api, agent, stats, agentApi, agentSocket, agentStatsd, legacy] = await freePorts(7);
   ports = {
     CLUSTER_BACKEND_API_PORTS: await freePorts(3),
     CLUSTER_BACKEND_AGENT_PORTS: await freePorts(3),
@@ -93,7 +94,9 @@ test.before(async () => {
     CLUSTER_NATS_PORTS: await freePorts(3),
     CLUSTER_NATS_CLUSTER_PORTS: await freePorts(3),
     CLUSTER_NATS_HTTP_PORTS: await freePorts(3),
+    CLUSTER_BACKEND_LEGACY_PORTS: await freePorts(3),
     CLUSTER_API_PORT: [api!],
+    CLUSTER_LEGACY_PORT: [legacy!],
     CLUSTER_AGENT_PORT: [agent!],
     CLUSTER_STATS_PORT: [stats!],
     CLUSTER_AGENT_API_PORT: [agentApi!],
@@ -124,6 +127,8 @@ test('make cluster starts everything and prints the URLs, the key and the comman
   assert.ok(r.out.includes(`ws://127.0.0.1:${p.CLUSTER_AGENT_PORT![0]}`), r.out);
   for (const port of p.CLUSTER_BACKEND_API_PORTS!) assert.ok(r.out.includes(url(port)), r.out);
   assert.ok(r.out.includes(`${url(p.CLUSTER_STATS_PORT![0])}/stats`), r.out);
+  assert.ok(r.out.includes(`legacy API (haproxy)    ${url(p.CLUSTER_LEGACY_PORT![0])}`), r.out);
+  for (const port of p.CLUSTER_BACKEND_LEGACY_PORTS!) assert.ok(r.out.includes(url(port)), r.out);
   assert.ok(r.out.includes('make cluster-status') && r.out.includes('make cluster-down'), r.out);
   const m = /administrator +admin \/ (\S+), API key ([0-9a-f-]{36})/.exec(r.out);
   assert.ok(m, r.out);
@@ -160,6 +165,23 @@ test('every backend reports three members, and together they own the 256 shards'
   );
 });
 
+test('the legacy API answers through HAProxy: GET /info 200 with JSON, GET /health 204', async () => {
+  const legacy = url(ports.CLUSTER_LEGACY_PORT![0]);
+  // HAProxy sends a node traffic once two checks of its /ready passed, as for the REST frontend.
+  const info = await waitFor(
+    async () => {
+      const res = await getJson(`${legacy}/info`);
+      return res.status === 503 ? undefined : res;
+    },
+    { timeoutMs: 15_000, what: 'HAProxy to have a legacy server up' },
+  );
+  assert.is(info.status, 200, JSON.stringify(info.body));
+  assert.type(info.body.sensu.version, 'string');
+  const health = await fetch(`${legacy}/health`);
+  assert.is(health.status, 204);
+  assert.is(await health.text(), '');
+});
+
 test('every JetStream stream and KV bucket has three replicas', async () => {
   const monitor = url(ports.CLUSTER_NATS_HTTP_PORTS![0]);
   const jsz = (await getJson(`${monitor}/jsz?accounts=true&streams=true&config=true`)).body;
@@ -173,7 +195,7 @@ test('every JetStream stream and KV bucket has three replicas', async () => {
   assert.is(jsz.meta_cluster.cluster_size, 3);
 });
 
-test('make cluster-status lists eleven processes alive, the members, etcd, NATS and HAProxy', async () => {
+test('make cluster-status lists eleven processes alive, the members, etcd, NATS and HAProxy (legacy API too)', async () => {
   const r = await make('cluster-status', 60_000);
   assert.is(r.code, 0, r.out);
   for (const name of NAMES) assert.match(r.out, new RegExp(`^  ${name} +\\d+ +yes `, 'm'));
@@ -182,7 +204,8 @@ test('make cluster-status lists eleven processes alive, the members, etcd, NATS 
   assert.is(r.out.match(/^ {2}etcd-\d +leader /gm)?.length, 1, r.out);
   assert.match(r.out, /routes 2 \(nats-2, nats-3\), JetStream meta leader nats-\d/);
   assert.match(r.out, /KV_monitor_entities +replicas 3/);
-  assert.is(r.out.match(/be_(api|agents)\/backend-\d +UP /g)?.length, 6, r.out);
+  assert.is(r.out.match(/be_(api|agents|legacy)\/backend-\d +UP /g)?.length, 9, r.out);
+  assert.is(r.out.match(/, legacy API ok$/gm)?.length, 3, r.out);
 });
 
 test('make cluster again while it runs says so and exits 0', async () => {

@@ -1,4 +1,5 @@
 // suite-timeout: 300
+// suite-exclusive: asserts /health answers within 2 s while sandbox bombs (endless loops, memory) run in filters
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:net';

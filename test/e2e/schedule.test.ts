@@ -1,4 +1,5 @@
 // suite-timeout: 300
+// suite-exclusive: asserts /health answers within 2 s while sandbox bombs run in proxy_requests expressions
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection, type Subscription } from 'nats';

@@ -13,6 +13,10 @@
  * above 20000, away from well-known service ports such as 2379/4222/8080), and
  * fall back to `listen(0)` only if that keeps failing.
  *
+ * When test/run.ts runs suites side by side it gives each one a slice of that
+ * range in MONITOR_TEST_PORT_RANGE (`lo-hi`): two suites, separate processes
+ * that cannot see each other's handed-out ports, never probe the same port.
+ *
  * Every port handed out is remembered for the life of this process and never
  * handed out twice (e.g. a stopped backend's port is not recycled for another
  * server while a restart test still means to reuse it).
@@ -35,7 +39,21 @@ function ephemeralLow(): number {
   return 32768;
 }
 
-const RANGE_HIGH = Math.min(ephemeralLow(), 65536) - 1; // inclusive
+/** The whole range the test servers' ports come from, both ends inclusive. */
+export function testPortRange(): [number, number] {
+  return [RANGE_LOW, Math.min(ephemeralLow(), 65536) - 1];
+}
+
+/** This process's part of it: MONITOR_TEST_PORT_RANGE when the runner set one inside the range. */
+function ownRange(): [number, number] {
+  const [lo, hi] = testPortRange();
+  const m = /^(\d+)-(\d+)$/.exec(process.env.MONITOR_TEST_PORT_RANGE ?? '');
+  if (!m) return [lo, hi];
+  const [a, b] = [Number(m[1]), Number(m[2])];
+  return a >= lo && b <= hi && b > a + 100 ? [a, b] : [lo, hi];
+}
+
+const [FROM, TO] = ownRange();
 
 /** Binds host:port, closes again; resolves to the bound port or null if it is taken. */
 function probe(port: number, host = '127.0.0.1'): Promise<number | null> {
@@ -53,9 +71,9 @@ function probe(port: number, host = '127.0.0.1'): Promise<number | null> {
 
 /** Returns a TCP port on 127.0.0.1 that is free right now and was never returned before in this process. */
 export async function freePort(): Promise<number> {
-  if (RANGE_HIGH > RANGE_LOW + 100) {
+  if (TO > FROM + 100) {
     for (let attempt = 0; attempt < 200; attempt++) {
-      const port = RANGE_LOW + Math.floor(Math.random() * (RANGE_HIGH - RANGE_LOW + 1));
+      const port = FROM + Math.floor(Math.random() * (TO - FROM + 1));
       if (handedOut.has(port)) continue;
       handedOut.add(port); // reserve before the await so concurrent callers never race to the same port
       if ((await probe(port)) === port) return port;

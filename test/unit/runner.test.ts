@@ -1,7 +1,7 @@
 // suite-timeout: 180
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
@@ -79,6 +79,57 @@ test.run();
 };
 for (const [name, text] of Object.entries(fixtures)) writeFileSync(join(dir, name), text);
 
+// Side by side (par/): a waits for b to have started, which only happens when both run at once; each
+// prints lines while the other runs. 0-alone and c are exclusive: when one starts no other suite may be
+// running, and 0-alone, first by name, runs after a and b.
+const PAR = join(dir, 'par');
+mkdirSync(PAR);
+const mark = (name: string) => JSON.stringify(join(PAR, name));
+const parFixtures: Record<string, string> = {
+  'a.test.ts': `import { test } from '${UVU}';
+import { existsSync, writeFileSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+test('a runs beside b', async () => {
+  writeFileSync(${mark('a.running')}, '');
+  process.stdout.write('A-line-1\\n');
+  for (let i = 0; i < 200 && !existsSync(${mark('b.started')}); i++) await sleep(50);
+  process.stdout.write('A-line-2\\n');
+  await sleep(300);
+  rmSync(${mark('a.running')});
+  if (!existsSync(${mark('b.started')})) throw new Error('b never started while a ran');
+});
+test.run();
+`,
+  'b.test.ts': `import { test } from '${UVU}';
+import { mkdirSync, writeFileSync } from 'node:fs';
+test('b starts while a runs', () => {
+  writeFileSync(${mark('b.started')}, '');
+  process.stdout.write('B-line-1\\n');
+});
+test.run();
+`,
+  '0-alone.test.ts': `// suite-exclusive: the runner's own test
+import { test } from '${UVU}';
+import { existsSync, readdirSync } from 'node:fs';
+test('an exclusive suite runs after the others, alone', () => {
+  if (!existsSync(${mark('b.started')})) throw new Error('ran before b');
+  const others = readdirSync(${JSON.stringify(PAR)}).filter((f) => f.endsWith('.running'));
+  if (others.length) throw new Error('running beside 0-alone: ' + others.join(' '));
+});
+test.run();
+`,
+  'c.test.ts': `// suite-exclusive: the runner's own test
+import { test } from '${UVU}';
+import { readdirSync } from 'node:fs';
+test('c runs alone', () => {
+  const others = readdirSync(${JSON.stringify(PAR)}).filter((f) => f.endsWith('.running'));
+  if (others.length) throw new Error('running beside c: ' + others.join(' '));
+});
+test.run();
+`,
+};
+for (const [name, text] of Object.entries(parFixtures)) writeFileSync(join(PAR, name), text);
+
 interface RunResult {
   exit: { code: number | null; signal: string | null };
   output: string;
@@ -88,9 +139,10 @@ interface RunResult {
   total: { passed: number; failed: number };
 }
 
-async function runner(file: string): Promise<RunResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--dir', dir, `/${file}`], {
+async function runner(file: string, filter = `/${file}`): Promise<RunResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--dir', dir, filter], {
     cwd: ROOT,
+    env: { ...process.env, MONITOR_TEST_JOBS: '2' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -188,6 +240,26 @@ test('a failing before.each hook fails the test it ran for, naming the hook', as
     /FAIL[\s|]+"second"[\s|]+before\.each hook of \S*before-each\.test\.ts failed: no fixture/,
   );
   assert.is(r.exit.code, 1, r.output);
+});
+
+test('two suites run side by side, each printed whole under its header; exclusive ones run alone, after the others', async () => {
+  const r = await runner('par/c.test.ts', '/par/');
+  assert.equal(r.total, { passed: 4, failed: 0 }, r.output);
+  assert.is(r.exit.code, 0, r.output);
+  // Each suite's block: from its header to its suite line, with its own lines only.
+  const block = (name: string) => {
+    const m = new RegExp(
+      `=== \\S*par/${name}\\.test\\.ts\\n([\\s\\S]*?)suite \\S*par/${name}\\.test\\.ts: `,
+    ).exec(r.output);
+    assert.ok(m, `a block for ${name} in:\n${r.output}`);
+    return m![1]!;
+  };
+  const a = block('a');
+  assert.match(a, /A-line-1\n[| ]*A-line-2/);
+  assert.not.match(a, /B-line/);
+  assert.match(block('b'), /B-line-1/);
+  assert.not.match(block('b'), /A-line/);
+  assert.match(r.output, /4 suite\(s\), 0 skipped, 2 at a time/);
 });
 
 test.run();

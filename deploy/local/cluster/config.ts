@@ -18,7 +18,9 @@ interface ClusterPorts {
   haproxyApi: number;
   haproxyAgent: number;
   haproxyStats: number;
+  haproxyLegacy: number;
   backendApi: number[];
+  backendLegacy: number[];
   backendAgent: number[];
   etcdClient: number[];
   etcdPeer: number[];
@@ -47,6 +49,7 @@ const PORT_VARS: Array<[keyof ClusterPorts, string, number]> = [
   ['haproxyApi', 'CLUSTER_API_PORT', 0],
   ['haproxyAgent', 'CLUSTER_AGENT_PORT', 1],
   ['haproxyStats', 'CLUSTER_STATS_PORT', 2],
+  ['haproxyLegacy', 'CLUSTER_LEGACY_PORT', 3],
   ['backendApi', 'CLUSTER_BACKEND_API_PORTS', 10],
   ['backendAgent', 'CLUSTER_BACKEND_AGENT_PORTS', 20],
   ['etcdClient', 'CLUSTER_ETCD_CLIENT_PORTS', 30],
@@ -57,10 +60,12 @@ const PORT_VARS: Array<[keyof ClusterPorts, string, number]> = [
   ['agentApi', 'CLUSTER_AGENT_API_PORT', 80],
   ['agentSocket', 'CLUSTER_AGENT_SOCKET_PORT', 81],
   ['agentStatsd', 'CLUSTER_AGENT_STATSD_PORT', 82],
+  ['backendLegacy', 'CLUSTER_BACKEND_LEGACY_PORTS', 90],
 ];
 
 const TRIPLES = new Set<keyof ClusterPorts>([
   'backendApi',
+  'backendLegacy',
   'backendAgent',
   'etcdClient',
   'etcdPeer',
@@ -78,8 +83,8 @@ function port(text: string, variable: string): number {
 function portsFromEnv(env: NodeJS.ProcessEnv): ClusterPorts {
   const baseText = env.CLUSTER_BASE_PORT;
   const base = baseText ? port(baseText, 'CLUSTER_BASE_PORT') : DEFAULT_BASE_PORT;
-  if (base + 82 > 65535)
-    throw new Error(`CLUSTER_BASE_PORT: ${base} leaves no room for the 83 ports above it`);
+  if (base + 93 > 65535)
+    throw new Error(`CLUSTER_BASE_PORT: ${base} leaves no room for the 94 ports above it`);
   const out: Partial<Record<keyof ClusterPorts, number | number[]>> = {};
   for (const [key, variable, offset] of PORT_VARS) {
     const given = env[variable];
@@ -106,12 +111,18 @@ export function portList(p: ClusterPorts): Array<{ port: number; what: string; v
     { port: p.haproxyApi, what: 'haproxy REST frontend', variable: 'CLUSTER_API_PORT' },
     { port: p.haproxyAgent, what: 'haproxy agent frontend', variable: 'CLUSTER_AGENT_PORT' },
     { port: p.haproxyStats, what: 'haproxy stats', variable: 'CLUSTER_STATS_PORT' },
+    { port: p.haproxyLegacy, what: 'haproxy legacy API frontend', variable: 'CLUSTER_LEGACY_PORT' },
   ];
   for (let i = 0; i < SIZE; i++) {
     const n = i + 1;
     out.push(
       { port: p.backendApi[i]!, what: `backend-${n} API`, variable: 'CLUSTER_BACKEND_API_PORTS' },
       { port: p.backendAgent[i]!, what: `backend-${n} agent port`, variable: 'CLUSTER_BACKEND_AGENT_PORTS' },
+      {
+        port: p.backendLegacy[i]!,
+        what: `backend-${n} legacy API`,
+        variable: 'CLUSTER_BACKEND_LEGACY_PORTS',
+      },
       { port: p.etcdClient[i]!, what: `etcd-${n} client port`, variable: 'CLUSTER_ETCD_CLIENT_PORTS' },
       { port: p.etcdPeer[i]!, what: `etcd-${n} peer port`, variable: 'CLUSTER_ETCD_PEER_PORTS' },
       { port: p.natsClient[i]!, what: `nats-${n} client port`, variable: 'CLUSTER_NATS_PORTS' },
@@ -160,5 +171,8 @@ export function savedConfig(dir: string): ClusterConfig | undefined {
 
 /** The ports on which `a` and `b` differ, named by their variable; empty when the same. */
 export function portDifferences(a: ClusterPorts, b: ClusterPorts): string[] {
-  return PORT_VARS.filter(([key]) => JSON.stringify(a[key]) !== JSON.stringify(b[key])).map(([, v]) => v);
+  // A port `a` lacks (a folder saved before the legacy API ports existed) is not pinned by its data.
+  return PORT_VARS.filter(
+    ([key]) => a[key] !== undefined && JSON.stringify(a[key]) !== JSON.stringify(b[key]),
+  ).map(([, v]) => v);
 }

@@ -1,7 +1,8 @@
 /**
  * The HAProxy configuration in front of a local cluster (`make cluster`, the chaos suite): one
  * frontend for the REST API and one for the agent WebSocket, each balancing over every backend with
- * `leastconn` (agent sockets live long, so the count of open ones is what to even out). Both check
+ * `leastconn` (agent sockets live long, so the count of open ones is what to even out), and when
+ * asked a third one for the legacy API (port 4567 of each node). Each checks
  * each backend's `/ready` on its API port, so a node that is stopping, or that lost etcd, NATS or
  * its shards, takes no new connection. docs/operations-local-cluster.md#haproxy explains each setting.
  */
@@ -10,12 +11,19 @@ export interface HaproxyBackend {
   host?: string;
   apiPort: number;
   agentPort: number;
+  /** The node's legacy API (docs/operations.md#legacy-api), when the frontend below is wanted. */
+  legacyPort?: number;
 }
 
 interface HaproxyOptions {
   host?: string;
   apiPort: number;
   agentPort: number;
+  /**
+   * A third frontend for the legacy API, balanced like the REST one over the backends that have a
+   * legacy port, checked on their API port's /ready too (the legacy API shares the node's stores).
+   */
+  legacyPort?: number;
   backends: HaproxyBackend[];
   /** HAProxy's own stats page (`/stats`), when set. */
   statsPort?: number;
@@ -32,8 +40,10 @@ interface HaproxyOptions {
 export function haproxyConfig(o: HaproxyOptions): string {
   const host = o.host ?? '127.0.0.1';
   const inter = o.checkIntervalMs ?? 1000;
-  const servers = (port: (b: HaproxyBackend) => number) =>
-    o.backends.map((b) => `    server ${b.name} ${b.host ?? '127.0.0.1'}:${port(b)} check port ${b.apiPort}`);
+  const servers = (port: (b: HaproxyBackend) => number | undefined) =>
+    o.backends
+      .filter((b) => port(b) !== undefined)
+      .map((b) => `    server ${b.name} ${b.host ?? '127.0.0.1'}:${port(b)} check port ${b.apiPort}`);
   const check = [
     '    option httpchk',
     '    http-check send meth GET uri /ready',
@@ -64,6 +74,9 @@ export function haproxyConfig(o: HaproxyOptions): string {
     'frontend fe_agents',
     `    bind ${host}:${o.agentPort}`,
     '    default_backend be_agents',
+    ...(o.legacyPort
+      ? ['frontend fe_legacy', `    bind ${host}:${o.legacyPort}`, '    default_backend be_legacy']
+      : []),
     'backend be_api',
     '    balance leastconn',
     ...check,
@@ -72,6 +85,9 @@ export function haproxyConfig(o: HaproxyOptions): string {
     '    balance leastconn',
     ...check,
     ...servers((b) => b.agentPort),
+    ...(o.legacyPort
+      ? ['backend be_legacy', '    balance leastconn', ...check, ...servers((b) => b.legacyPort)]
+      : []),
     ...(o.statsPort
       ? ['frontend fe_stats', `    bind ${host}:${o.statsPort}`, '    stats enable', '    stats uri /stats']
       : []),

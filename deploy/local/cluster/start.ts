@@ -25,6 +25,7 @@ import {
   apiKeyFile,
   backendApiUrls,
   etcdUrls,
+  legacyUrl,
   missingBinaries,
   natsMonitorUrls,
   processes,
@@ -155,9 +156,10 @@ function summary(c: ClusterConfig, key: string): string {
     '  a local cluster is running (3 etcd, 3 nats-server, 3 backends, haproxy, one agent)',
     `    REST API (haproxy)      ${restUrl(c)}`,
     `    agent socket (haproxy)  ${agentWsUrl(c)}`,
+    `    legacy API (haproxy)    ${legacyUrl(c)}   (curl ${legacyUrl(c)}/info)`,
     ...backendApiUrls(c).map(
       (u, i) =>
-        `    backend-${i + 1}               ${u}   (agent port ws://127.0.0.1:${c.ports.backendAgent[i]})`,
+        `    backend-${i + 1}               ${u}   (agent port ws://127.0.0.1:${c.ports.backendAgent[i]}, legacy API http://127.0.0.1:${c.ports.backendLegacy[i]})`,
     ),
     `    haproxy stats           ${statsUrl(c)}`,
     `    nats monitoring         ${natsMonitorUrls(c).join(' ')}`,
@@ -225,7 +227,8 @@ async function bringUp(c: ClusterConfig, specs: ProcessSpec[], started: ProcessS
   launch(haproxy);
   await waitFor('haproxy to see every backend UP', haproxy, DEFAULTS.haproxyReadyMs, async () => {
     const servers = await haproxyServers(c);
-    return ok(servers !== undefined && servers.length === 6 && servers.every((s) => s.status === 'UP'));
+    // Three servers in each of be_api, be_agents and be_legacy.
+    return ok(servers !== undefined && servers.length === 9 && servers.every((s) => s.status === 'UP'));
   });
 
   const agent = byKind(specs, 'agent');

@@ -8,7 +8,15 @@
 import { clusterDir, savedConfig, type ClusterConfig } from './config.ts';
 import { call } from './http.ts';
 import { runningPid } from './processes.ts';
-import { backendApiUrls, etcdUrls, natsMonitorUrls, processes, statsUrl } from './topology.ts';
+import {
+  backendApiUrls,
+  backendLegacyUrls,
+  etcdUrls,
+  legacyUrl,
+  natsMonitorUrls,
+  processes,
+  statsUrl,
+} from './topology.ts';
 
 interface HaproxyServer {
   backend: string;
@@ -47,9 +55,14 @@ async function json(url: string, body?: string): Promise<Json | undefined> {
 }
 
 async function backendsView(c: ClusterConfig, out: string[]): Promise<void> {
-  out.push('backends (GET /health, /ready)');
+  out.push("backends (GET /health, /ready; the legacy API's GET /health)");
+  const legacy = backendLegacyUrls(c);
   for (const [i, url] of backendApiUrls(c).entries()) {
-    const [h, r] = await Promise.all([json(`${url}/health`), json(`${url}/ready`)]);
+    const [h, r, l] = await Promise.all([
+      json(`${url}/health`),
+      json(`${url}/ready`),
+      call(`${legacy[i]}/health`),
+    ]);
     const name = `backend-${i + 1}`.padEnd(10);
     if (!h) {
       out.push(`  ${name} no answer from ${url}`);
@@ -60,9 +73,15 @@ async function backendsView(c: ClusterConfig, out: string[]): Promise<void> {
       // /health is 200 whenever the process serves (its report says the rest); /ready names what fails.
       `  ${name} ${h._status === 200 ? 'alive' : `alive? (${h._status})`}, ${readiness(r)}` +
         `, shards owned ${h.shards?.owned ?? '?'}/${h.shards?.total ?? '?'}, agents ${h.agents?.connected ?? '?'}` +
-        `, members: ${members}`,
+        `, members: ${members}, legacy API ${legacyHealth(l)}`,
     );
   }
+}
+
+/** The legacy API's /health answers 204 with no body when the node is fine (docs/operations.md#legacy-api). */
+function legacyHealth(a: Awaited<ReturnType<typeof call>>): string {
+  if (!a) return 'no answer';
+  return a.status === 204 ? 'ok' : `${a.status}`;
 }
 
 function readiness(r: Json | undefined): string {
@@ -139,7 +158,7 @@ async function natsView(c: ClusterConfig, out: string[]): Promise<void> {
 }
 
 async function haproxyView(c: ClusterConfig, out: string[]): Promise<void> {
-  out.push(`haproxy (${statsUrl(c)};csv)`);
+  out.push(`haproxy (${statsUrl(c)};csv; legacy API frontend ${legacyUrl(c)})`);
   const servers = await haproxyServers(c);
   if (!servers) {
     out.push('  no answer');

@@ -38,6 +38,8 @@ export const etcdUrls = (c: ClusterConfig) => c.ports.etcdClient.map((p) => url(
 const natsUrls = (c: ClusterConfig) => c.ports.natsClient.map((p) => url(p, 'nats'));
 export const backendApiUrls = (c: ClusterConfig) => c.ports.backendApi.map((p) => url(p));
 export const restUrl = (c: ClusterConfig) => url(c.ports.haproxyApi);
+export const legacyUrl = (c: ClusterConfig) => url(c.ports.haproxyLegacy);
+export const backendLegacyUrls = (c: ClusterConfig) => c.ports.backendLegacy.map((p) => url(p));
 export const agentWsUrl = (c: ClusterConfig) => url(c.ports.haproxyAgent, 'ws');
 export const statsUrl = (c: ClusterConfig) => `${url(c.ports.haproxyStats)}/stats`;
 export const natsMonitorUrls = (c: ClusterConfig) => c.ports.natsHttp.map((p) => url(p));
@@ -149,13 +151,15 @@ function backends(c: ClusterConfig): ProcessSpec[] {
         ...['--name', name, '--state-dir', stateDir],
         ...['--api-host', '127.0.0.1', '--api-port', String(c.ports.backendApi[i])],
         ...['--agent-host', '127.0.0.1', '--agent-port', String(c.ports.backendAgent[i])],
+        // The legacy API has only its own Basic auth (docs/operations.md#legacy-api): localhost only.
+        ...['--legacy-api-host', '127.0.0.1', '--legacy-api-port', String(c.ports.backendLegacy[i])],
         ...['--etcd-client-urls', etcdUrls(c).join(',')],
         ...['--nats-url', natsUrls(c).join(','), '--nats-replicas', String(SIZE)],
         ...['--log-level', c.logLevel],
       ],
       // The operator's MONITOR_BACKEND_* settings would override the flags above.
       dropEnv: (v) => v.startsWith('MONITOR_BACKEND_'),
-      ports: [c.ports.backendApi[i]!, c.ports.backendAgent[i]!],
+      ports: [c.ports.backendApi[i]!, c.ports.backendAgent[i]!, c.ports.backendLegacy[i]!],
       markers: [bin, '--state-dir', stateDir],
       // Its own orderly stop (handing its shards over) is cut short after 30 s.
       stopTimeoutMs: 35_000,
@@ -172,10 +176,12 @@ function haproxy(c: ClusterConfig): ProcessSpec {
     apiPort: c.ports.haproxyApi,
     agentPort: c.ports.haproxyAgent,
     statsPort: c.ports.haproxyStats,
+    legacyPort: c.ports.haproxyLegacy,
     backends: range().map((i) => ({
       name: `backend-${i + 1}`,
       apiPort: c.ports.backendApi[i]!,
       agentPort: c.ports.backendAgent[i]!,
+      legacyPort: c.ports.backendLegacy[i]!,
     })),
     logToStderr: true,
   });
@@ -185,7 +191,7 @@ function haproxy(c: ClusterConfig): ProcessSpec {
     command: binary('haproxy'),
     // -db: in the foreground, so the pid we record is HAProxy's own.
     args: ['-db', '-f', configFile],
-    ports: [c.ports.haproxyApi, c.ports.haproxyAgent, c.ports.haproxyStats],
+    ports: [c.ports.haproxyApi, c.ports.haproxyAgent, c.ports.haproxyStats, c.ports.haproxyLegacy],
     markers: ['-f', configFile],
     stopTimeoutMs: 5_000,
     ...base(c, 'haproxy'),

@@ -32,6 +32,8 @@ export const EXPECTED: Record<
 export const OPERATOR_SECRETS: Record<string, Record<string, string>> = {
   'monitor-admin': { username: 'admin', password: 'a-placeholder-password', 'api-key': randomUUID() },
   'monitor-agent': { username: 'agent', password: 'another-placeholder' },
+  // Optional: the legacy API's Basic credentials (docs/operations-kubernetes.md#legacy-api).
+  'monitor-legacy-api': { username: 'legacy', password: 'a-third-placeholder' },
 };
 
 export interface K8sObject {

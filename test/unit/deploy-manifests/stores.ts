@@ -163,6 +163,19 @@ export function backendSettings({ overlay, pods }: Overlay): void {
 
   assert.is(portNumber(c, 'api'), cfg['api-port']);
   assert.is(portNumber(c, 'agent'), cfg['agent-port']);
+  // The legacy API: its port, named, served by the node, reached through a ClusterIP Service only,
+  // with the Basic credentials of the Secret monitor-legacy-api.
+  assert.is(portNumber(c, 'legacy-api'), 4567);
+  assert.is(cfg['legacy-api-port'], 4567);
+  const legacySvc = one(objs, 'Service', 'backend-legacy-api');
+  assert.is(legacySvc.spec.type ?? 'ClusterIP', 'ClusterIP', 'the legacy API has no RBAC: not published');
+  assert.equal(legacySvc.spec.ports, [{ name: 'legacy-api', port: 4567, targetPort: 'legacy-api' }]);
+  for (const v of ['MONITOR_BACKEND_LEGACY_API_USER', 'MONITOR_BACKEND_LEGACY_API_PASSWORD']) {
+    const e = c.env?.find((x) => x.name === v);
+    assert.is(baseName(e?.valueFrom?.secretKeyRef?.name ?? ''), 'monitor-legacy-api', v);
+  }
+  assert.is(cfg['legacy-api-user'], 'legacy');
+  assert.ok(cfg['legacy-api-password'], 'a legacy API password');
   assert.is(c.readinessProbe?.httpGet?.path, '/ready');
   assert.is(c.livenessProbe?.httpGet?.path, '/health');
   assert.is(portNumber(c, probePort(c.readinessProbe!)!), cfg['api-port']);
