@@ -4,7 +4,8 @@ import { isLegacyEvent, toLegacyEvent } from '../../../proto/legacy/events.ts';
 import type { Event } from '../../../proto/schemas/event.ts';
 import type { LegacyEnv, LegacyServices } from '../env.ts';
 import { redactClient, resolveEvent, storedEvents } from '../entities.ts';
-import { LegacyError, issued, json, listed, readObject } from '../http.ts';
+import { LegacyError, issued, json, readObject } from '../http.ts';
+import { ViewCache } from '../view-cache.ts';
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
 /**
@@ -24,8 +25,10 @@ function shown(event: Event): Record<string, unknown> {
   return { ...e, client: redactClient(e.client as Record<string, unknown>) };
 }
 
-const eventList = (c: Context<LegacyEnv>, svc: LegacyServices, client?: string) =>
-  json(c, 200, listed(c, storedEvents(svc, client).filter(isLegacyEvent).map(shown)));
+type Views = ViewCache<Event, Record<string, unknown>>;
+
+const eventList = (c: Context<LegacyEnv>, svc: LegacyServices, views: Views, client?: string) =>
+  views.list(c, storedEvents(svc, client).filter(isLegacyEvent));
 
 const resolve = async (c: Context<LegacyEnv>, svc: LegacyServices, client: string, check: string) => {
   await resolveEvent(svc, client, await listedEvent(svc, client, check));
@@ -38,9 +41,10 @@ const resolve = async (c: Context<LegacyEnv>, svc: LegacyServices, client: strin
  * resolution goes through the entity actor as a result (gateway/legacy/entities.ts).
  */
 export function eventRoutes(svc: LegacyServices): LegacyRoute[] {
+  const views: Views = new ViewCache(shown);
   return [
-    route('GET', '/(?:events|incidents)', (c) => eventList(c, svc)),
-    route('GET', `/events/${NAME}`, (c, [client]) => eventList(c, svc, client)),
+    route('GET', '/(?:events|incidents)', (c) => eventList(c, svc, views)),
+    route('GET', `/events/${NAME}`, (c, [client]) => eventList(c, svc, views, client)),
     route('GET', `/events/${NAME}/${NAME}`, async (c, [client, check]) =>
       json(c, 200, shown(await listedEvent(svc, client!, check!))),
     ),

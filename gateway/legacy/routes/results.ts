@@ -9,7 +9,8 @@ import { entityRef } from '../../../actors/entity/ref.ts';
 import { ActorError } from '../../../actors/runtime/types.ts';
 import type { LegacyServices } from '../env.ts';
 import { LEGACY_USER, refuseOverLimit, storedEvents } from '../entities.ts';
-import { LegacyError, empty, issued, json, listed, readObject } from '../http.ts';
+import { LegacyError, empty, issued, json, readObject } from '../http.ts';
+import { ViewCache } from '../view-cache.ts';
 import { NAME, route, type LegacyRoute } from '../router.ts';
 
 /** The client of a result that names none (the reference used its own `sensu-api`). */
@@ -21,8 +22,9 @@ const API_CLIENT = 'monitor-api';
  * the event. `POST /results` takes a result by the legacy rules (proto/legacy/results.ts).
  */
 export function resultRoutes(svc: LegacyServices): LegacyRoute[] {
+  const views = new ViewCache(toLegacyResult);
   return [
-    route('GET', '/results', (c) => json(c, 200, listed(c, storedEvents(svc).map(toLegacyResult)))),
+    route('GET', '/results', (c) => views.list(c, storedEvents(svc))),
     route('POST', '/results', async (c) => {
       const valid = validateLegacyResult(await readObject(c));
       if (!valid.ok) {
@@ -47,9 +49,7 @@ export function resultRoutes(svc: LegacyServices): LegacyRoute[] {
       }
       return json(c, 202, issued());
     }),
-    route('GET', `/results/${NAME}`, (c, [client]) =>
-      json(c, 200, listed(c, storedEvents(svc, client).map(toLegacyResult))),
-    ),
+    route('GET', `/results/${NAME}`, (c, [client]) => views.list(c, storedEvents(svc, client))),
     route('GET', `/results/${NAME}/${NAME}`, async (c, [client, check]) => {
       const event = await svc.reads.event(svc.namespace, client!, check!);
       if (!event) throw new LegacyError(404);
