@@ -4,7 +4,7 @@ import { decodeActorRecord, type Cell } from './cell.ts';
 import { CellTable } from './cell-table.ts';
 import { Deadlines } from './deadlines.ts';
 import { shardOf } from './hash.ts';
-import type { KvStore } from './kv-store.ts';
+import type { KvEntry, KvStore } from './kv-store.ts';
 import type { InboundMsg, NatsAdapter } from './nats.ts';
 import { encodeReply } from './reply.ts';
 import type { ShardHost } from './shards.ts';
@@ -106,9 +106,18 @@ export class ActorHost implements ShardHost {
 
   async activate(shard: number, fence: number): Promise<void> {
     const acquiredAt = Date.now();
-    // Re-arm every deadline of the shard from its records before taking messages.
-    for (const b of this.behaviors.values()) {
-      for (const e of await this.store(b.bucket).list(`${shardToken(shard)}.>`)) {
+    // Every bucket is read before any deadline is armed: a deadline already due fires on the next
+    // tick, and one armed while a later bucket is still being read would find the shard not yet
+    // active and be dropped (a schedule's tick was lost that way once a third kind was added).
+    const listed: Array<{ behavior: ActorBehavior<unknown>; entries: KvEntry[] }> = [];
+    for (const b of this.behaviors.values())
+      listed.push({ behavior: b, entries: await this.store(b.bucket).list(`${shardToken(shard)}.>`) });
+    if (!this.opts.guard()) throw new Fenced();
+    const sub = this.opts.nats.subscribe(subjects.actorShard(shard), (m) => this.onMessage(shard, m));
+    this.shards.set(shard, { fence, unsubscribe: sub.unsubscribe, acquiredAt });
+    // Re-armed in the same tick as the shard became active, before any message of it is taken.
+    for (const { behavior, entries } of listed) {
+      for (const e of entries) {
         const record = decodeActorRecord(e.value);
         // An ended actor's record (kept for its `seen`) has nothing to arm.
         if (
@@ -116,16 +125,13 @@ export class ActorHost implements ShardHost {
           (record.state === undefined && !record.intent && Object.keys(record.timers).length === 0)
         )
           continue;
-        const cell = this.cells.get(b, record.id, shard);
+        const cell = this.cells.get(behavior, record.id, shard);
         // A record holding an intent is loaded by the actor's first turn, which finishes the intent.
         if (!cell.loaded && !record.intent) cell.adopt(record, e.revision);
         for (const [name, spec] of Object.entries(record.timers))
           this.deadlines.arm(cell, name, spec, acquiredAt);
       }
     }
-    if (!this.opts.guard()) throw new Fenced();
-    const sub = this.opts.nats.subscribe(subjects.actorShard(shard), (m) => this.onMessage(shard, m));
-    this.shards.set(shard, { fence, unsubscribe: sub.unsubscribe, acquiredAt });
     if (this.debug) this.opts.log.debug('shard activated', { shard, fence, timers: this.deadlines.size });
   }
 

@@ -18,7 +18,7 @@ interface KvRequester {
   requestRaw(subject: string, data: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg>;
 }
 
-interface KvEntry {
+export interface KvEntry {
   key: string;
   value: Uint8Array;
   revision: number;

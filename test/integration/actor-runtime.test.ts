@@ -48,6 +48,18 @@ const counter: ActorBehavior<Counter> = {
   },
 };
 
+/** A second kind whose bucket a taking node reads after the counter's (see the last test). */
+const OTHER_BUCKET = 'monitor_test_other';
+const other: ActorBehavior<{ x: number }> = {
+  kind: 'other',
+  bucket: OTHER_BUCKET,
+  keyTokens: (id) => [id],
+  async receive() {
+    return null;
+  },
+  async fire() {},
+};
+
 const log = createLogger((process.env.MONITOR_TEST_LOG as 'debug' | undefined) ?? 'error');
 const SHARDS = 256;
 let etcdSvc: Awaited<ReturnType<typeof startEtcd>>;
@@ -63,8 +75,8 @@ async function startNode(name: string): Promise<Node> {
     name,
     etcdUrl: etcdSvc.url,
     natsUrl: natsSvc.url,
-    buckets: [BUCKET],
-    behaviors: [counter],
+    buckets: [BUCKET, OTHER_BUCKET],
+    behaviors: [counter, other],
     shardCount: SHARDS,
     log,
   });
@@ -273,6 +285,27 @@ test("a write behind the owner's back is detected, the actor reloaded, the retry
     { timeoutMs: 10000, what: 'the re-armed deadline' },
   );
   assert.is(fired.fired.length, 1);
+});
+
+test('a deadline already due when a node takes its shard fires, also with another kind read after it', async () => {
+  const id = 'due-at-takeover';
+  await actors.ask('counter', id, 'arm', { ms: 300 });
+  // Nobody owns the shard while the deadline passes; the next owner finds it due.
+  for (const n of nodes.splice(0)) await stopNode(n).catch(() => {});
+  await new Promise((r) => setTimeout(r, 1000));
+  const d = await startNode('node-d');
+  await waitFor(async () => d.host.ownedCount === SHARDS, {
+    timeoutMs: 20000,
+    what: 'node-d to own every shard',
+  });
+  const state = await waitFor(
+    async () => {
+      const s = (await actors.ask('counter', id, 'get', null)) as Counter;
+      return s.fired.length ? s : undefined;
+    },
+    { timeoutMs: 10000, what: 'the due deadline to fire on node-d' },
+  );
+  assert.is(state.fired.length, 1);
 });
 
 test.run();
