@@ -1,9 +1,9 @@
 // suite-timeout: 120
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { getJson, sleep, startBackend, waitFor, type Backend } from '../harness/index.ts';
+import { bare, legacyApi } from '../harness/legacy.ts';
+import { sleep, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh, type Body } from '../harness/api.ts';
-import type { JsonResponse } from '../harness/http.ts';
 
 // The legacy API's aggregates on one backend: results posted through the REST API with
 // check.aggregate (or of a check configured with it) are counted by severity, max_age marks stale
@@ -12,13 +12,7 @@ import type { JsonResponse } from '../harness/http.ts';
 let backend: Backend;
 const api = coreApi(() => backend);
 
-const legacy = <B = any>(path: string, method = 'GET'): Promise<JsonResponse<B>> =>
-  getJson<B>(`${backend.legacyUrl}${path}`, { method });
-
-function bare(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: no body`);
-}
+const legacy = legacyApi(() => backend);
 
 /** A result posted through the REST API (`POST /events`), with the check's extra fields. */
 const post = async (entity: string, check: string, status: number, output: string, extra: Body = {}) =>

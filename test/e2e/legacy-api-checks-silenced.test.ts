@@ -1,6 +1,7 @@
 // suite-timeout: 120
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
+import { bare, legacyApi } from '../harness/legacy.ts';
 import {
   getJson,
   startAgent,
@@ -10,7 +11,6 @@ import {
   type Backend,
 } from '../harness/index.ts';
 import { coreApi, created, fresh, type Body } from '../harness/api.ts';
-import type { JsonResponse } from '../harness/http.ts';
 
 // The legacy API's checks, ad hoc requests and silenced entries on one backend: legacy checks are
 // the check configurations of the default namespace (made through the REST API), a request reaches a
@@ -21,17 +21,7 @@ let backend: Backend;
 let agent: AgentProc | undefined;
 const api = coreApi(() => backend);
 
-const legacy = <B = any>(path: string, method = 'GET', body?: unknown): Promise<JsonResponse<B>> =>
-  getJson<B>(`${backend.legacyUrl}${path}`, {
-    method,
-    ...(body === undefined ? {} : { body: body as object }),
-  });
-
-/** A bare answer: the status and no body at all. */
-function bare(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: no body`);
-}
+const legacy = legacyApi(() => backend);
 
 const putCheck = async (name: string, body: Body) =>
   created(

@@ -1,13 +1,12 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { bare, handledIn, legacyApi, waitLegacyList } from '../harness/legacy.ts';
+import { mkdirSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
 import { basic, coreApi, created, fresh } from '../harness/api.ts';
 import {
   adminAuth,
-  getJson,
   startAgent,
   startBackend,
   tempDir,
@@ -30,25 +29,7 @@ const api = coreApi(() => backend);
 const AUTH = basic('foo', 'bar');
 const HANDLER = 'legacy-cat';
 
-const legacy = <B = any>(
-  path: string,
-  method = 'GET',
-  body?: unknown,
-  headers: Record<string, string> = AUTH,
-): Promise<JsonResponse<B>> =>
-  getJson<B>(`${backend.legacyUrl}${path}`, {
-    method,
-    headers: {
-      ...headers,
-      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body === undefined ? {} : { body: body as object }),
-  });
-
-function bare(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: no body`);
-}
+const legacy = legacyApi(() => backend, AUTH);
 
 function accepted(r: JsonResponse, what: string): void {
   assert.is(r.status, 202, `${what}: expected 202, got ${r.status} ${JSON.stringify(r.body)}`);
@@ -66,25 +47,9 @@ const coreEntity = async (name: string) => {
 };
 
 const waitList = (path: string, pred: (items: any[]) => boolean, what: string) =>
-  waitFor(
-    async () => {
-      const r = await legacy<any[]>(path);
-      return r.status === 200 && pred(r.body) ? r.body : undefined;
-    },
-    { timeoutMs: 5000, intervalMs: 50, what },
-  );
+  waitLegacyList(legacy, path, pred, what);
 
-function handledEvents(): any[] {
-  const out: any[] = [];
-  for (const f of readdirSync(handled)) {
-    try {
-      out.push(JSON.parse(readFileSync(join(handled, f), 'utf8')));
-    } catch {
-      /* still being written */
-    }
-  }
-  return out;
-}
+const handledEvents = () => handledIn(handled);
 
 test.before(async () => {
   backend = await startBackend({

@@ -1,17 +1,10 @@
 // suite-timeout: 180
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { bare, handledIn, legacyApi, waitLegacyList } from '../harness/legacy.ts';
+import { mkdirSync } from 'node:fs';
 import { coreApi, created, fresh } from '../harness/api.ts';
-import {
-  getJson,
-  startBackend,
-  tempDir,
-  waitFor,
-  type Backend,
-  type JsonResponse,
-} from '../harness/index.ts';
+import { startBackend, tempDir, waitFor, type Backend } from '../harness/index.ts';
 
 // The legacy API's events (docs/compatibility.md#legacy-api) on one backend: /events, /incidents,
 // /events/:client[/:check] as views of the events the REST API stores (failing and flapping only,
@@ -24,21 +17,7 @@ let handled: string;
 const api = coreApi(() => backend);
 const HANDLER = 'legacy-cat';
 
-const legacy = <B = any>(path: string, method = 'GET', body?: unknown): Promise<JsonResponse<B>> =>
-  getJson<B>(`${backend.legacyUrl}${path}`, {
-    method,
-    ...(body === undefined
-      ? {}
-      : typeof body === 'string'
-        ? { body, headers: { 'content-type': 'application/json' } }
-        : { body: body as object }),
-  });
-
-/** A bare answer: the status and no body at all. */
-function bare(r: JsonResponse, status: number, what: string): void {
-  assert.is(r.status, status, `${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: no body`);
-}
+const legacy = legacyApi(() => backend);
 
 const post = (entity: string, check: string, body: Record<string, unknown>) =>
   api(`/namespaces/default/events/${entity}/${check}`, 'POST', {
@@ -50,28 +29,11 @@ const coreEvent = async (entity: string, check: string) => {
   return r.status === 200 ? r.body : undefined;
 };
 
-/** Waits for the legacy list (the read model trails writes by milliseconds) to satisfy `pred`. */
 const waitList = (path: string, pred: (items: any[]) => boolean, what: string) =>
-  waitFor(
-    async () => {
-      const r = await legacy<any[]>(path);
-      return r.status === 200 && pred(r.body) ? r.body : undefined;
-    },
-    { timeoutMs: 5000, intervalMs: 50, what },
-  );
+  waitLegacyList(legacy, path, pred, what);
 
 /** The legacy-mutated payloads the file handler received. */
-function handledEvents(): any[] {
-  const out: any[] = [];
-  for (const f of readdirSync(handled)) {
-    try {
-      out.push(JSON.parse(readFileSync(join(handled, f), 'utf8')));
-    } catch {
-      /* still being written */
-    }
-  }
-  return out;
-}
+const handledEvents = () => handledIn(handled);
 
 test.before(async () => {
   backend = await startBackend({ name: 'legacy-events' });

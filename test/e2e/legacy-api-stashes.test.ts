@@ -1,6 +1,7 @@
 // suite-timeout: 120
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
+import { bare } from '../harness/legacy.ts';
 import { getJson, startBackend, waitFor, type Backend, type JsonResponse } from '../harness/index.ts';
 import { basic, fresh } from '../harness/api.ts';
 
@@ -31,11 +32,6 @@ const create = async (path: string, content: Record<string, unknown>, expire?: n
   const r = await call('/stashes', { method: 'POST', body: { path, content, expire } });
   assert.is(r.status, 201, `POST /stashes ${path}: ${r.status} ${JSON.stringify(r.body)}`);
   assert.equal(r.body, { path });
-};
-
-const bare = (r: JsonResponse, status: number, what: string) => {
-  assert.is(r.status, status, `${what}: ${r.status} ${JSON.stringify(r.body)}`);
-  assert.is(r.body, '', `${what}: no body`);
 };
 
 interface Listed {
