@@ -1,15 +1,10 @@
+import { DEFAULT_REDACT } from '../schemas/entity.ts';
+
 // The keys the legacy generation hid in settings and clients when a client named no `redact` list of
-// its own (that list replaces this one, it does not add to it).
+// its own (that list replaces this one, it does not add to it): the current generation's nine, then
+// thirteen of its own.
 export const LEGACY_REDACT: readonly string[] = [
-  'password',
-  'passwd',
-  'pass',
-  'api_key',
-  'api_token',
-  'access_key',
-  'secret_key',
-  'private_key',
-  'secret',
+  ...DEFAULT_REDACT,
   'routing_key',
   'access_token_read',
   'access_token_write',
