@@ -12,7 +12,8 @@ const rank: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, 
 // --nats-password or --etcd-password, should a configuration ever be logged).
 const SECRET_FIELDS = new Set([...DEFAULT_REDACT, 'token', 'access_token', 'refresh_token', 'authorization']);
 const SECRET_SUFFIX = /(^|[-_])(password|passwd|secret|token|creds)$/;
-const isSecret = (key: string) => {
+/** Whether a field (or flag) of this name holds a secret: never logged, never shown. */
+export const isSecret = (key: string) => {
   const k = key.toLowerCase();
   return SECRET_FIELDS.has(k) || SECRET_SUFFIX.test(k);
 };

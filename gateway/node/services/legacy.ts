@@ -1,7 +1,7 @@
 import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
 import { buckets, SHARD_COUNT, streams } from '../../../proto/names.ts';
 import { VERSION } from '../../../proto/version.ts';
-import type { Logger } from '../../../lib/log.ts';
+import { isSecret, type Logger } from '../../../lib/log.ts';
 import { withTimeout } from '../../../lib/timeout.ts';
 import { scrubUrlCredentials } from '../../../lib/url-credentials.ts';
 import type { KvStore } from '../../../actors/runtime/kv-store.ts';
@@ -57,7 +57,7 @@ function nodeSettings(cfg: BackendConfig): Record<string, unknown> {
 function backendSettings(cfg: BackendConfig): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, value] of Object.entries(cfg)) {
-    if (/password|creds/.test(k)) continue;
+    if (isSecret(k)) continue;
     if (typeof value === 'string') out[k] = scrubUrlCredentials(value);
     else if (Array.isArray(value))
       out[k] = value.map((x) => (typeof x === 'string' ? scrubUrlCredentials(x) : x));
