@@ -39,7 +39,7 @@ export interface LegacyServices {
   /** Whether the stores answer: a reason when they do not (answered 500 `{"error": reason}`). */
   unavailable(): string | undefined;
   /** The node's own settings as `/settings` shows them (secrets still in; the route redacts). */
-  settings(): Record<string, unknown>;
+  settings: Record<string, unknown>;
   /** The cluster's members, for `/info`'s `servers`. */
   servers(): Array<Record<string, unknown>>;
   log: Logger;

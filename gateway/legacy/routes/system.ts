@@ -36,22 +36,17 @@ async function health(c: Context<LegacyEnv>, svc: LegacyServices): Promise<Respo
   return problems.length ? json(c, 412, problems) : empty(c, 204);
 }
 
-/** The settings as shown: redacted unless `redacted=false` and the API has credentials of its own. */
-function settings(c: Context<LegacyEnv>, svc: LegacyServices, protectedApi: boolean): Response {
-  const raw = svc.settings();
-  const reveal = protectedApi && c.req.query('redacted') === 'false';
-  return json(c, 200, reveal ? raw : redactValue(raw, LEGACY_REDACT));
-}
-
-/** `/health`, `/info` and `/settings`: the node and its transport, answered even while the stores are not. */
+/**
+ * `/health`, `/info` and `/settings`: the node and its transport, answered even while the stores are
+ * not. The settings do not change while the node runs: redacted and digested once.
+ */
 export function systemRoutes(svc: LegacyServices, protectedApi: boolean): LegacyRoute[] {
+  const redacted = redactValue(svc.settings, LEGACY_REDACT);
+  const hexdigest = createHash('sha256').update(JSON.stringify(redacted)).digest('hex');
   return [
     route('GET', '/health', (c) => health(c, svc)),
     route('GET', '/info', async (c) => {
       const t = await svc.transport();
-      const hexdigest = createHash('sha256')
-        .update(JSON.stringify(redactValue(svc.settings(), LEGACY_REDACT)))
-        .digest('hex');
       const queue = { messages: t.messages, consumers: t.consumers };
       const about = { version: VERSION, settings: { hexdigest } };
       return json(c, 200, {
@@ -63,6 +58,9 @@ export function systemRoutes(svc: LegacyServices, protectedApi: boolean): Legacy
         servers: svc.servers(),
       });
     }),
-    route('GET', '/settings', (c) => settings(c, svc, protectedApi)),
+    // Unredacted only on request, and only when the API has credentials of its own.
+    route('GET', '/settings', (c) =>
+      json(c, 200, protectedApi && c.req.query('redacted') === 'false' ? svc.settings : redacted),
+    ),
   ];
 }

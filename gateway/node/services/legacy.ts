@@ -93,7 +93,7 @@ function legacyServices(cfg: BackendConfig, d: LegacyServiceDeps, log: Logger): 
     queueAdhoc: (request) => d.queueAdhoc()(request),
     transport,
     unavailable: () => (nats.connected ? undefined : 'not connected to transport'),
-    settings: () => nodeSettings(cfg),
+    settings: nodeSettings(cfg),
     servers: () =>
       membership.memberInfo().map(({ name, info }) => ({
         id: name,
