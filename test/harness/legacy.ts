@@ -7,7 +7,7 @@ import { getJson, waitFor, type JsonResponse } from './http.ts';
 // What the legacy API's suites share: a caller of one backend's legacy port, the check of a bare
 // answer, a wait for a list, and the payloads a file-writing handler received.
 
-export type LegacyCall = <B = any>(
+type LegacyCall = <B = any>(
   path: string,
   method?: string,
   body?: unknown,
