@@ -16,6 +16,7 @@ import {
   startBackend,
   tempDir,
   waitFor,
+  type AgentProc,
   type Backend,
 } from '../harness/index.ts';
 
@@ -27,6 +28,7 @@ const run = (args: string[], env: Record<string, string> = {}) =>
 
 const servers: Server[] = [];
 const backends: Backend[] = [];
+const agents: AgentProc[] = [];
 async function occupy(): Promise<number> {
   const port = await freePort();
   const s = createServer();
@@ -44,6 +46,7 @@ const alive = (pid: number) => {
 };
 
 test.after(async () => {
+  for (const a of agents) await a.kill().catch(() => {});
   for (const b of backends) await b.kill().catch(() => {});
   for (const s of servers) s.close();
 });
@@ -189,6 +192,7 @@ test(
       keepaliveInterval: 1,
       warning: 30,
     });
+    agents.push(agent);
     const seen = async () =>
       (await b.get('/api/core/v2/namespaces/default/events/steady/keepalive')).body?.check?.executed as
         number | undefined;
@@ -203,7 +207,9 @@ test(
         },
         { timeoutMs: 15000, what: `${child} to be restarted` },
       );
-      const before = (await seen())!;
+      // The child is back before the backend's NATS connection is: a read in between fails, and
+      // comparing with its undefined would never succeed.
+      const before = await waitFor(seen, { timeoutMs: 20000, what: `a read after ${child} restarted` });
       await waitFor(async () => ((await seen()) ?? 0) > before + 1 || undefined, {
         timeoutMs: 20000,
         what: `keepalives to flow after ${child} restarted`,
@@ -221,6 +227,7 @@ test(
     const b = await startBackend({ name: 'embedded-kill' });
     backends.push(b);
     const agent = await startAgent({ name: 'survivor', backendUrls: [b.agentUrl] });
+    agents.push(agent);
     await waitFor(
       async () =>
         (await b.get('/api/core/v2/namespaces/default/entities/survivor')).status === 200 || undefined,
