@@ -53,6 +53,11 @@ export const Event = v.object({
   metrics: v.optional(v.looseObject({})),
   metadata: v.optional(ObjectMeta),
   pipelines: v.optional(v.nullable(v.array(v.looseObject({})))),
+  /**
+   * A legacy client's `signature` (docs/compatibility.md#legacy-client), sent with its keepalives and
+   * results; the entity actor checks it and never stores it.
+   */
+  signature: v.optional(v.string()),
 });
 export type Event = v.InferOutput<typeof Event>;
 
