@@ -19,7 +19,7 @@ export type Endpoint = keyof typeof ENDPOINTS;
 /** The 404 body: every endpoint with its help and methods. */
 export const HELP = { endpoints: ENDPOINTS };
 
-export type Routed =
+type Routed =
   | { kind: 'endpoint'; endpoint: Endpoint; query: string }
   | { kind: 'wrong-method'; allowed: readonly string[] }
   | { kind: 'not-found' };

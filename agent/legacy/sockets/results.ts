@@ -9,7 +9,7 @@ import type { EventSink } from '../../events/prepare.ts';
 // and turned into the event the outbox takes. Shared by the three inputs so they accept the same.
 
 /** What the bytes of a TCP connection hold so far. */
-export type Intake = { kind: 'ping' } | { kind: 'incomplete' } | { kind: 'document'; doc: unknown };
+type Intake = { kind: 'ping' } | { kind: 'incomplete' } | { kind: 'document'; doc: unknown };
 
 /** Reads the whole buffer again, as the legacy socket did on every chunk. */
 export function readBuffer(text: string): Intake {
@@ -69,7 +69,7 @@ export function prepareResults(doc: unknown, signature?: string, now = new Date(
 }
 
 /** The answer to a message: every result durable in the outbox, refused by the rules, or not queued. */
-export type Outcome =
+type Outcome =
   { kind: 'ok' } | { kind: 'invalid'; message: string } | { kind: 'error'; message: string };
 
 /**

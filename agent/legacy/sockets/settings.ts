@@ -10,7 +10,7 @@ interface SocketBlock {
   port: number;
 }
 
-export interface LegacySocketSettings {
+interface LegacySocketSettings {
   client: {
     name: string;
     signature?: string;
