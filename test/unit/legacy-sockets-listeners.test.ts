@@ -9,6 +9,7 @@ import { startLegacyInputs } from '../../agent/legacy/sockets/index.ts';
 import { MAX_BODY_BYTES } from '../../agent/legacy/sockets/http.ts';
 import { MAX_MESSAGE_BYTES, WATCHDOG_MS } from '../../agent/legacy/sockets/tcp.ts';
 import { freePorts, waitFor } from '../harness/index.ts';
+import { legacySettings, type LegacySettings } from '../../proto/legacy/client-definition.ts';
 
 // The legacy client's sockets on real loopback ports, with an in-memory sink in place of the outbox:
 // the TCP protocol's timing (watchdog, answers after the sink), UDP, and the HTTP socket's statuses,
@@ -32,21 +33,25 @@ const sink = {
 let socketPort: number;
 let httpPort: number;
 let listeners: Listener[] = [];
-const settings = (socketPort: number, httpPort: number, http: object = {}) => ({
-  client: {
-    name: 'unit-client',
-    socket: { enabled: true, bind: '127.0.0.1', port: socketPort },
-    http_socket: {
-      enabled: true,
-      bind: '127.0.0.1',
-      port: httpPort,
-      user: 'admin',
-      password: 'pa:ss',
-      protect_all_endpoints: false,
-      ...http,
+/** A definition as the agent runs it: validated, with the defaults, by the definition's own rules. */
+function settings(
+  socketPort: number,
+  httpPort: number,
+  http: object = {},
+  socket: object = {},
+): LegacySettings {
+  const r = legacySettings({
+    client: {
+      name: 'unit-client',
+      address: '127.0.0.1',
+      subscriptions: [],
+      socket: { bind: '127.0.0.1', port: socketPort, ...socket },
+      http_socket: { port: httpPort, user: 'admin', password: 'pa:ss', ...http },
     },
-  },
-});
+  });
+  if (!r.ok) throw new Error(r.message);
+  return r.settings;
+}
 
 function tcp(parts: (string | number)[], end = false): Promise<{ answer: string; ms: number }> {
   const t0 = Date.now();
@@ -281,9 +286,7 @@ test('protect_all_endpoints guards /info and /results, not /brew; enabled:false 
   } finally {
     await Promise.all(guarded.map((l) => l.close()));
   }
-  const none = settings(s, h);
-  none.client.socket.enabled = false;
-  none.client.http_socket.enabled = false;
+  const none = settings(s, h, { enabled: false }, { enabled: false });
   assert.equal(await startLegacyInputs({ settings: none, sink, connected: () => true, log }), []);
   const holder = createServer();
   await new Promise<void>((r) => holder.listen(h, '127.0.0.1', r));
@@ -295,7 +298,7 @@ test('protect_all_endpoints guards /info and /results, not /brew; enabled:false 
     assert.match((err as Error).message, 'legacy HTTP socket');
     // The TCP socket started before it was closed again: its port is free.
     const again = await startLegacyInputs({
-      settings: { client: { ...none.client, socket: { enabled: true, bind: '127.0.0.1', port: s } } },
+      settings: settings(s, h, { enabled: false }),
       sink,
       connected: () => true,
       log,

@@ -11,6 +11,7 @@ import {
 } from '../../agent/legacy/sockets/http-routes.ts';
 import { redactSettings } from '../../agent/legacy/sockets/http.ts';
 import { prepareResults, readBuffer } from '../../agent/legacy/sockets/results.ts';
+import { legacySettings } from '../../proto/legacy/client-definition.ts';
 
 // The pure parts of the legacy client's sockets: what a TCP buffer holds, the results a message
 // becomes, and the HTTP socket's routing, credentials and texts.
@@ -26,11 +27,10 @@ test('a buffer is ping (trimmed), incomplete JSON, or a document', () => {
   assert.equal(readBuffer('[{"a":1}]'), { kind: 'document', doc: [{ a: 1 }] });
 });
 
-test('a result becomes an event: source as the proxy entity, executed kept, signature carried', () => {
+test('a result becomes an event: source as the proxy entity, executed kept, signature left to the agent', () => {
   const now = new Date(1_700_000_100_000);
   const p = prepareResults(
     { name: 'disk', output: 'full', status: 2, executed: 1_700_000_000, source: 'router-1', handler: 'mail' },
-    'sig',
     now,
   );
   assert.ok(p.ok);
@@ -44,9 +44,9 @@ test('a result becomes an event: source as the proxy entity, executed kept, sign
   assert.is(e!.check!.issued, 1_700_000_100);
   assert.equal(e!.check!.handlers, ['mail']);
   assert.is((e!.check as Record<string, unknown>).proxy_entity_name, 'router-1');
-  assert.is(e!.signature, 'sig');
+  assert.is(e!.signature, undefined, 'the agent adds the signature to every event');
   const plain = prepareResults({ name: 'x', output: 'y' });
-  assert.ok(plain.ok && plain.events[0]!.signature === undefined && plain.events[0]!.check!.status === 0);
+  assert.ok(plain.ok && plain.events[0]!.check!.status === 0);
   assert.is(
     (plain.ok && (plain.events[0]!.check as Record<string, unknown>).proxy_entity_name) || undefined,
     undefined,
@@ -155,24 +155,22 @@ test('a JSON content type is any naming application/json', () => {
 });
 
 test('settings are redacted with the client redact list, else the legacy default list, and the signature hidden', () => {
-  const settings = (redact?: string[]) => ({
-    client: {
-      name: 'c',
-      signature: 's3cret',
-      ...(redact ? { redact } : {}),
-      socket: { enabled: true, bind: '127.0.0.1', port: 3030 },
-      http_socket: {
-        enabled: true,
-        bind: '127.0.0.1',
-        port: 3031,
-        user: 'u',
-        password: 'pw',
-        protect_all_endpoints: false,
+  const settings = (redact?: string[]) => {
+    const r = legacySettings({
+      client: {
+        name: 'c',
+        address: 'a',
+        subscriptions: [],
+        signature: 's3cret',
+        ...(redact ? { redact } : {}),
+        http_socket: { user: 'u', password: 'pw' },
+        webhook_url: 'https://hook',
+        nested: { api_key: 'k', token_like: 'kept' },
       },
-      webhook_url: 'https://hook',
-      nested: { api_key: 'k', token_like: 'kept' },
-    },
-  });
+    });
+    if (!r.ok) throw new Error(r.message);
+    return r.settings;
+  };
   const byDefault = redactSettings(settings()) as any;
   assert.is(byDefault.client.http_socket.password, 'REDACTED');
   assert.is(byDefault.client.webhook_url, 'REDACTED', 'a legacy-only default');

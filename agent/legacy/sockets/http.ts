@@ -89,8 +89,7 @@ async function postResults(req: IncomingMessage, s: HttpState): Promise<Answer> 
   } catch {
     return new Answer(400, response('Failed to parse JSON body'), 'Failed to parse JSON body');
   }
-  const { sink, log, settings } = s.deps;
-  const outcome = await acceptResults(doc, { sink, log, signature: settings.client.signature }, 'http');
+  const outcome = await acceptResults(doc, s.deps, 'http');
   switch (outcome.kind) {
     case 'ok':
       return new Answer(202, response('ok'), 'OK');

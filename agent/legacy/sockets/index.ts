@@ -18,7 +18,6 @@ export async function startLegacyInputs(deps: LegacyInputDeps): Promise<Listener
       const socketDeps = {
         sink: deps.sink,
         log: deps.log.child({ input: 'legacy-socket' }),
-        signature: client.signature,
       };
       started.push(await startLegacyTcp(bind, port, socketDeps));
       started.push(await startLegacyUdp(bind, port, socketDeps));

@@ -28,27 +28,21 @@ type Prepared =
 const TOKENS = /:{3}/;
 
 /** One result as the event the outbox takes, or the message saying why it is not one. */
-function toEvent(
-  doc: unknown,
-  ctx: { signature?: string | undefined; nowSec: number },
-): Event | { message: string } {
+function toEvent(doc: unknown, nowSec: number): Event | { message: string } {
   const valid = validateLegacyResult(doc);
   if (!valid.ok) return { message: valid.message };
   const r = valid.result;
   // The legacy client sent a source with tokens as it was; no entity can be named so.
   if (typeof r.source === 'string' && (TOKENS.test(r.source) || !LEGACY_NAME.test(r.source)))
     return { message: 'check source cannot contain unsubstituted tokens' };
-  const check = legacyResultToCheck(r, ctx.nowSec);
+  const check = legacyResultToCheck(r, nowSec);
   if (!check) return { message: 'check result has an attribute of the wrong type for a check' };
   // The legacy client kept the sender's `executed` (only the API overwrote it).
   const executed = r.executed as number;
   if (executed >= 0) check.executed = executed;
   if (typeof r.source === 'string') (check as Record<string, unknown>).proxy_entity_name = r.source;
-  return {
-    check,
-    timestamp: ctx.nowSec,
-    ...(ctx.signature !== undefined ? { signature: ctx.signature } : {}),
-  };
+  // The agent's submit adds its entity and the client's signature, as for every event.
+  return { check, timestamp: nowSec };
 }
 
 /**
@@ -56,12 +50,12 @@ function toEvent(
  * invalid element refuses the whole message, so a sender told `invalid` can resend it all without
  * duplicates (the legacy client had published the elements before it; docs/compatibility.md#legacy-client).
  */
-export function prepareResults(doc: unknown, signature?: string, now = new Date()): Prepared {
-  const ctx = { signature, nowSec: Math.floor(now.getTime() / 1000) };
+export function prepareResults(doc: unknown, now = new Date()): Prepared {
+  const nowSec = Math.floor(now.getTime() / 1000);
   const many = Array.isArray(doc);
   const events: Event[] = [];
   for (const [index, item] of (many ? (doc as unknown[]) : [doc]).entries()) {
-    const e = toEvent(item, ctx);
+    const e = toEvent(item, nowSec);
     if ('message' in e) return { ok: false, message: e.message, ...(many ? { index } : {}) };
     events.push(e);
   }
@@ -69,8 +63,7 @@ export function prepareResults(doc: unknown, signature?: string, now = new Date(
 }
 
 /** The answer to a message: every result durable in the outbox, refused by the rules, or not queued. */
-type Outcome =
-  { kind: 'ok' } | { kind: 'invalid'; message: string } | { kind: 'error'; message: string };
+type Outcome = { kind: 'ok' } | { kind: 'invalid'; message: string } | { kind: 'error'; message: string };
 
 /**
  * Checks a parsed message and hands its results to the outbox in order; resolves once every one is
@@ -79,10 +72,10 @@ type Outcome =
  */
 export async function acceptResults(
   doc: unknown,
-  deps: { sink: EventSink; log: Logger; signature?: string | undefined },
+  deps: { sink: EventSink; log: Logger },
   transport: string,
 ): Promise<Outcome> {
-  const p = prepareResults(doc, deps.signature);
+  const p = prepareResults(doc);
   if (!p.ok) {
     deps.log.warn('invalid check result', {
       transport,

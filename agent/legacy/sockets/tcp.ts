@@ -15,7 +15,7 @@ export const MAX_MESSAGE_BYTES = 512 * 1024;
 /** A connection that sends nothing at all is closed after this long (it holds a descriptor). */
 const IDLE_MS = 15_000;
 
-type TcpDeps = Pick<LegacyInputDeps, 'sink' | 'log'> & { signature?: string | undefined };
+type TcpDeps = Pick<LegacyInputDeps, 'sink' | 'log'>;
 
 function handle(conn: Socket, deps: TcpDeps, open: Set<Socket>): void {
   open.add(conn);

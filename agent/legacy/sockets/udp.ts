@@ -8,7 +8,7 @@ import type { LegacyInputDeps } from './settings.ts';
 // The legacy client's UDP socket (reference 2.1): each datagram is a message of its own and nothing is
 // ever sent back, so what goes wrong is only in the log: bad JSON at error, as the legacy client did.
 
-type UdpDeps = Pick<LegacyInputDeps, 'sink' | 'log'> & { signature?: string | undefined };
+type UdpDeps = Pick<LegacyInputDeps, 'sink' | 'log'>;
 
 export async function startLegacyUdp(host: string, port: number, deps: UdpDeps): Promise<Listener> {
   const socket = createSocket(isIPv6(host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4');
