@@ -5,13 +5,7 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { fresh } from '../harness/api.ts';
 import { legacyApi } from '../harness/legacy.ts';
-import {
-  startBackend,
-  startLegacyClient,
-  waitFor,
-  type Backend,
-  type LegacyClientProc,
-} from '../harness/index.ts';
+import { startBackend, startLegacyClient, waitFor, type Backend } from '../harness/index.ts';
 
 // The legacy client's sockets run by monitor-agent with a real backend (reference 2.1, 2.2;
 // docs/compatibility.md#legacy-client): the TCP socket's protocol (ping, a result or an array per
@@ -20,6 +14,7 @@ import {
 
 const CLIENT = 'sockets-client';
 let backend: Backend;
+type LegacyClientProc = Awaited<ReturnType<typeof startLegacyClient>>;
 let client: LegacyClientProc;
 let guarded: LegacyClientProc;
 const legacy = legacyApi(() => backend);
