@@ -11,6 +11,7 @@ import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
 import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
+import { startLegacyInputs } from './legacy/sockets/index.ts';
 import { systemInfo, type SystemInfo } from '../lib/system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
@@ -234,6 +235,21 @@ export class Agent implements EventSink {
       connected: () => this.connected,
       log: this.log,
     });
+    if (this.legacy) {
+      try {
+        this.listeners.push(
+          ...(await startLegacyInputs({
+            settings: this.legacy,
+            sink: this,
+            connected: () => this.connected,
+            log: this.log,
+          })),
+        );
+      } catch (err) {
+        await closeAll(this.listeners);
+        throw err;
+      }
+    }
   }
 
   /** Closes the connection with 1000; safe to call more than once. */
