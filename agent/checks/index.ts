@@ -199,7 +199,11 @@ export class CheckExecutor {
     const stdinOf = (check: RequestCheckConfig) =>
       JSON.stringify({
         client,
-        check: classicCheck(check, issued, plan.hooks && substituteLegacyTokensDeep(plan.hooks, client).value),
+        check: classicCheck(
+          check,
+          issued,
+          plan.hooks && substituteLegacyTokensDeep(plan.hooks, client).value,
+        ),
       }) + '\n';
     const run = await this.runCheck(config, prepared.env, config.stdin ? stdinOf(config) : undefined);
     if (!run) return;
@@ -295,7 +299,8 @@ export class CheckExecutor {
     const sub = substituteLegacyTokensDeep(hook, client);
     if (sub.unmatched.length) return { ...hook, ...failed(unmatchedOutput(sub.unmatched)) };
     const decision = checkAllowed(this.deps.allowList, sub.value.command, this.deps.baseEnv().PATH);
-    if (!decision.allowed) return { ...hook, ...failed(DENIED_OUTPUT.replace('check command', 'hook command')) };
+    if (!decision.allowed)
+      return { ...hook, ...failed(DENIED_OUTPUT.replace('check command', 'hook command')) };
     const run = await runCommand({
       command: sub.value.command,
       env: this.deps.baseEnv(),

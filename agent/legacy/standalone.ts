@@ -58,7 +58,11 @@ export class StandaloneChecks {
       if (!schedule) continue;
       if (schedule.kind === 'interval') {
         const splay = legacySplay(`${this.deps.clientName}:${name}`, schedule.seconds, now);
-        this.deps.log.debug('scheduling standalone check', { check: name, splay, interval: schedule.seconds });
+        this.deps.log.debug('scheduling standalone check', {
+          check: name,
+          splay,
+          interval: schedule.seconds,
+        });
         this.at(name, now + splay * 1000, (fired) => fired + schedule.seconds * 1000, check);
       } else {
         const cron = schedule.cron;
@@ -106,7 +110,9 @@ export class StandaloneChecks {
 
   private fire(name: string, check: LocalCheck, whenMs: number): void {
     if (typeof check.command !== 'string' || !check.command) {
-      this.deps.log.warn('standalone check has no command; legacy extensions are not supported', { check: name });
+      this.deps.log.warn('standalone check has no command; legacy extensions are not supported', {
+        check: name,
+      });
       return;
     }
     // The executor merges the local definition over this request, as over a backend's.

@@ -129,7 +129,11 @@ export class CheckSubscriptions {
       this.active.set(
         name,
         rrOnly !== undefined
-          ? [nats.subscribe(subjects.roundRobin(namespace, rrOnly), onMsg, { queue: subjects.roundRobinQueue })]
+          ? [
+              nats.subscribe(subjects.roundRobin(namespace, rrOnly), onMsg, {
+                queue: subjects.roundRobinQueue,
+              }),
+            ]
           : [
               nats.subscribe(subjects.subscription(namespace, name), onMsg),
               nats.subscribe(subjects.roundRobin(namespace, name), onMsg, {

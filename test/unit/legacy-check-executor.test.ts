@@ -8,7 +8,13 @@ import type { LocalCheck } from '../../agent/legacy/checks/definition.ts';
 
 // The executor's legacy mode with real commands (sh), without a backend: the events it submits.
 
-const CLIENT = { name: 'web-01', address: '10.0.0.1', team: 'ops', disk: { warning: 80 }, subscriptions: ['web'] };
+const CLIENT = {
+  name: 'web-01',
+  address: '10.0.0.1',
+  team: 'ops',
+  disk: { warning: 80 },
+  subscriptions: ['web'],
+};
 
 function executor(checks: Record<string, LocalCheck>, safeMode = false) {
   const events: Event[] = [];
@@ -112,11 +118,17 @@ test('in progress: a second request while the first runs is dropped with the leg
   ex.handle(req('busy', 'sleep 1', {}, 1700000001));
   await ex.idle();
   assert.is(events.length, 1);
-  assert.ok(logs.some((l) => l.level === 'warn' && l.msg === 'previous check command execution in progress'), JSON.stringify(logs));
+  assert.ok(
+    logs.some((l) => l.level === 'warn' && l.msg === 'previous check command execution in progress'),
+    JSON.stringify(logs),
+  );
 });
 
 test('standalone checks run on the client clock, each fire issued at its time', async () => {
-  const checks = { alone: { command: 'echo :::name:::', standalone: true, interval: 1 }, requested: { command: 'echo no', interval: 1 } };
+  const checks = {
+    alone: { command: 'echo :::name:::', standalone: true, interval: 1 },
+    requested: { command: 'echo no', interval: 1 },
+  };
   const { ex, events } = executor(checks);
   const s = new StandaloneChecks({
     clientName: 'web-01',

@@ -36,7 +36,8 @@ test('tokens: objects and arrays recursed, numbers left alone, unmatched listed 
   const client = { name: 'web-01', disk: { warning: 80 }, tags: ['a', 'b'], off: false };
   const r = substituteLegacyTokensDeep(
     {
-      command: 'check-disk -w :::disk.warning::: -c :::disk.critical|95::: :::nonexistent::: :::nonexistent:::',
+      command:
+        'check-disk -w :::disk.warning::: -c :::disk.critical|95::: :::nonexistent::: :::nonexistent:::',
       interval: 10,
       args: [':::name:::', ':::empty.hash:::', 3],
       nested: { x: ':::off::: :::tags:::' },
@@ -74,7 +75,8 @@ const request = (config: Record<string, unknown>): CheckRequest => ({
 
 test('a local definition is merged over the request, in our names; its hooks replace check_hooks', () => {
   const { config, hooks } = mergeLocal(
-    request({ interval: 60, subscriptions: ['linux'], check_hooks: [{ type: 'critical', hooks: ['h'] }] }).config,
+    request({ interval: 60, subscriptions: ['linux'], check_hooks: [{ type: 'critical', hooks: ['h'] }] })
+      .config,
     {
       command: 'local :::name:::',
       subscribers: ['client:web-01', 'roundrobin:web'],
@@ -99,7 +101,10 @@ test('a local definition is merged over the request, in our names; its hooks rep
     team: 'ops',
   });
   assert.equal(hooks, { critical: { command: 'ps aux' } });
-  assert.is(mergeLocal(request({ proxy_entity_name: 'x' }).config, { source: '' }).config.proxy_entity_name, undefined);
+  assert.is(
+    mergeLocal(request({ proxy_entity_name: 'x' }).config, { source: '' }).config.proxy_entity_name,
+    undefined,
+  );
 });
 
 test('plan: safe mode refuses an undefined check; a defined one runs merged; proxy requests are not merged', () => {
@@ -114,11 +119,23 @@ test('plan: safe mode refuses an undefined check; a defined one runs merged; pro
   const open = planLegacy(request({}), { ...mode, checks: {}, safeMode: false });
   assert.ok(open.run && open.config.command === 'from-request');
   // Not an own property: a check named like an Object method is not "defined".
-  assert.is(planLegacy({ ...request({}), config: { ...request({}).config, metadata: { name: 'toString' } } }, { ...mode, checks: {} }).run, false);
+  assert.is(
+    planLegacy(
+      { ...request({}), config: { ...request({}).config, metadata: { name: 'toString' } } },
+      { ...mode, checks: {} },
+    ).run,
+    false,
+  );
 });
 
 test('legacy hooks: "<status>", then the severity name, then non-zero', () => {
-  const hooks = { '2': { command: 'two' }, critical: { command: 'crit' }, warning: { command: 'warn' }, 'non-zero': { command: 'nz' }, ok: { command: 'ok' } };
+  const hooks = {
+    '2': { command: 'two' },
+    critical: { command: 'crit' },
+    warning: { command: 'warn' },
+    'non-zero': { command: 'nz' },
+    ok: { command: 'ok' },
+  };
   assert.equal(selectClassicHook(hooks, 2), { key: '2', hook: { command: 'two' } });
   assert.equal(selectClassicHook(hooks, 1)?.key, 'warning');
   assert.equal(selectClassicHook(hooks, 0)?.key, 'ok');
@@ -193,9 +210,10 @@ test('scheduler side: roundrobin:x goes to the round-robin group of x whatever r
     subjects.roundRobin('default', 'web'),
     subjects.subscription('default', 'linux'),
   ]);
-  assert.equal(requestSubjects('default', check({ subscriptions: ['roundrobin:web', 'web'], round_robin: true })), [
-    subjects.roundRobin('default', 'web'),
-  ]);
+  assert.equal(
+    requestSubjects('default', check({ subscriptions: ['roundrobin:web', 'web'], round_robin: true })),
+    [subjects.roundRobin('default', 'web')],
+  );
   assert.equal(requestSubjects('default', check({ subscriptions: ['linux'] }), ['direct:db']), [
     subjects.roundRobin('default', 'db'),
   ]);

@@ -55,7 +55,8 @@ function classicHooks(value: unknown): Record<string, ClassicHook> | undefined {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const out: Record<string, ClassicHook> = {};
   for (const [k, h] of Object.entries(value as Record<string, unknown>))
-    if (h && typeof h === 'object' && typeof (h as ClassicHook).command === 'string') out[k] = h as ClassicHook;
+    if (h && typeof h === 'object' && typeof (h as ClassicHook).command === 'string')
+      out[k] = h as ClassicHook;
   return Object.keys(out).length ? out : undefined;
 }
 

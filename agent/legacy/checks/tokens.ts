@@ -20,7 +20,8 @@ function findAttribute(data: unknown, path: string[]): unknown {
 function asText(value: unknown): string {
   if (value === null) return '';
   if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return '[' + value.map((x) => (typeof x === 'string' ? JSON.stringify(x) : asText(x))).join(', ') + ']';
+  if (Array.isArray(value))
+    return '[' + value.map((x) => (typeof x === 'string' ? JSON.stringify(x) : asText(x))).join(', ') + ']';
   return String(value as number | boolean);
 }
 
