@@ -19,6 +19,8 @@ import type { AllowListEntry } from '../proto/schemas/check-request.ts';
 import { baseCommandEnv } from './command-env.ts';
 import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
+import type { LegacySettings } from '../proto/legacy/client-definition.ts';
+import { entityLegacy } from './legacy/agent-config.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
 // submits to (HTTP API, sockets, StatsD, the check runner), so each stays ignorant of the others.
@@ -36,6 +38,8 @@ interface AgentOptions {
   tls?: AgentTls;
   /** The allow list already read (bin/agent.ts reads it to report a bad file); read from the config otherwise. */
   allowList?: AllowListEntry[];
+  /** A legacy client definition this agent runs (docs/compatibility.md#legacy-client); `config` already follows it. */
+  legacy?: LegacySettings;
 }
 
 function connectionOptions(
@@ -75,12 +79,18 @@ export class Agent implements EventSink {
   private managed: ManagedFields | undefined;
   private systemCache: { at: number; info: SystemInfo } | undefined;
   readonly checks: CheckExecutor;
+  /** The legacy client definition this agent runs, if any. */
+  readonly legacy: LegacySettings | undefined;
+  /** The definition as the entity carries it (redacted, no signature), made once. */
+  private readonly legacyEntity: Record<string, unknown> | undefined;
 
   constructor(
     readonly config: AgentConfig,
     opts: AgentOptions = {},
   ) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
+    this.legacy = opts.legacy;
+    this.legacyEntity = opts.legacy ? entityLegacy(opts.legacy.client) : undefined;
     this.system = opts.system ?? systemInfo;
     this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random, opts.tls));
     this.connection.on('connected', ({ url, backendId }) => {
@@ -135,7 +145,18 @@ export class Agent implements EventSink {
    * next keepalive carries it unless `freshFacts` is false, which lets events reuse recent host facts.
    */
   entity(now: Date = new Date(), freshFacts = true): Entity {
-    return withManaged(buildEntity(this.config, this.systemFacts(now, freshFacts), now), this.managed);
+    const entity = withManaged(
+      buildEntity(this.config, this.systemFacts(now, freshFacts), now),
+      this.managed,
+    );
+    if (this.legacyEntity) entity.legacy = this.legacyEntity;
+    return entity;
+  }
+
+  /** A legacy client's signature, sent with its keepalives and events (docs/compatibility.md#legacy-client). */
+  private get signature(): { signature?: string } {
+    const s = this.legacy?.client.signature;
+    return s ? { signature: s } : {};
   }
 
   /**
@@ -166,6 +187,7 @@ export class Agent implements EventSink {
       namespace: this.config.namespace,
       agentName: this.config.name,
     });
+    Object.assign(prepared, this.signature);
     await this.outbox.submit(prepared);
   }
 
@@ -270,6 +292,6 @@ export class Agent implements EventSink {
       sequence: this.sequence + 1,
       now,
     });
-    if (this.connection.send('keepalive', event)) this.sequence++;
+    if (this.connection.send('keepalive', { ...event, ...this.signature })) this.sequence++;
   }
 }
