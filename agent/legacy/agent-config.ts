@@ -18,7 +18,7 @@ const MIN_THRESHOLD = 5;
  * the legacy default (the spec's nine keys and the thirteen the last legacy release added, such as
  * `secret_access_key` of the cloudvm scope): a superset of the spec's list, so nothing it hides shows.
  */
-export const legacyRedact = (client: LegacyClient): readonly string[] => client.redact ?? LEGACY_REDACT;
+const legacyRedact = (client: LegacyClient): readonly string[] => client.redact ?? LEGACY_REDACT;
 
 export function legacyAgentConfig(config: AgentConfig, client: LegacyClient): AgentConfig {
   const thresholds = client.keepalive.thresholds;

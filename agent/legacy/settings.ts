@@ -56,7 +56,7 @@ function readDocument(path: string): Obj {
 }
 
 /** The first non-loopback IPv4 address of the host, else `unknown` (the legacy default). */
-export function firstIpv4(): string {
+function firstIpv4(): string {
   for (const list of Object.values(networkInterfaces()))
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   return 'unknown';

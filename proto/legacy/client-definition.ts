@@ -122,7 +122,7 @@ const THRESHOLDS: Scope = { attrs: { warning: 'integer', critical: 'integer' } }
 const HANDLER_SCOPE: Scope = { attrs: { handler: 'string' } };
 
 /** The first problem of a client scope (before defaults), or undefined. */
-export function clientProblem(c: unknown): string | undefined {
+function clientProblem(c: unknown): string | undefined {
   if (!isObject(c)) return mustBe('client', 'hash');
   if (!isString(c.name)) return mustBe('client.name', 'string');
   if (!LEGACY_NAME.test(c.name)) return 'client.name cannot contain spaces or special characters';

@@ -30,7 +30,7 @@ interface LegacyClientOptions {
   logLevel?: string;
 }
 
-export interface LegacyClientProc extends AgentProc {
+interface LegacyClientProc extends AgentProc {
   configDir: string;
   socketPort: number;
   httpPort: number;
