@@ -3,12 +3,13 @@ import { nextCronFire } from '../../lib/cron.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { LocalCheck } from './checks/definition.ts';
 import { legacySplay } from './checks/splay.ts';
+import { legacySubdued } from './checks/subdue.ts';
 
 // A legacy client's standalone checks (docs/compatibility.md#legacy-client): the checks of its own definition
 // with `standalone: true` run on the client's clock, not on a backend request. An interval check first runs
 // after the legacy splay of `<client>:<check>`, then every interval; a cron check at each cron time. A
 // fire is handed to the executor as a request issued at the fire time, so it runs (tokens, hooks, dedupe)
-// and is sent like any other.
+// and is sent like any other; a fire inside a `subdue` window is skipped.
 
 interface StandaloneDeps {
   clientName: string;
@@ -113,6 +114,10 @@ export class StandaloneChecks {
       this.deps.log.warn('standalone check has no command; legacy extensions are not supported', {
         check: name,
       });
+      return;
+    }
+    if (legacySubdued(check.subdue, new Date(whenMs))) {
+      this.deps.log.info('check execution was subdued', { check: name });
       return;
     }
     // The executor merges the local definition over this request, as over a backend's.

@@ -124,10 +124,24 @@ test('in progress: a second request while the first runs is dropped with the leg
   );
 });
 
-test('standalone checks run on the client clock, each fire issued at its time', async () => {
+test('standalone checks run on the client clock, each fire issued at its time; subdued and non-standalone ones do not', async () => {
   const checks = {
     alone: { command: 'echo :::name:::', standalone: true, interval: 1 },
     requested: { command: 'echo no', interval: 1 },
+    // Subdued all day long (two windows cover every second).
+    quiet: {
+      command: 'echo quiet',
+      standalone: true,
+      interval: 1,
+      subdue: {
+        days: {
+          all: [
+            { begin: '12:00 PM', end: '11:59 AM' },
+            { begin: '11:00 AM', end: '1:00 PM' },
+          ],
+        },
+      },
+    },
   };
   const { ex, events } = executor(checks);
   const s = new StandaloneChecks({

@@ -9,6 +9,7 @@ import { legacySplay } from '../../agent/legacy/checks/splay.ts';
 import { classicCheck, mergeLocal, selectClassicHook } from '../../agent/legacy/checks/definition.ts';
 import { planLegacy, SAFE_MODE_OUTPUT } from '../../agent/checks/legacy.ts';
 import { standaloneSchedule } from '../../agent/legacy/standalone.ts';
+import { legacySubdued } from '../../agent/legacy/checks/subdue.ts';
 import { CheckSubscriptions, roundRobinOnly } from '../../gateway/agents/subscriptions.ts';
 import { requestSubjects } from '../../actors/schedule/requests.ts';
 import { subjects } from '../../proto/names.ts';
@@ -217,6 +218,30 @@ test('scheduler side: roundrobin:x goes to the round-robin group of x whatever r
   assert.equal(requestSubjects('default', check({ subscriptions: ['linux'] }), ['direct:db']), [
     subjects.roundRobin('default', 'db'),
   ]);
+});
+
+test('subdue: windows of all days or of the weekday, local time, ends inclusive, across midnight', () => {
+  // Monday 1 January 2024, local time.
+  const at = (h: number, m: number, sec = 0) => new Date(2024, 0, 1, h, m, sec);
+  const night = { days: { all: [{ begin: '10:00 PM', end: '6:00 AM' }] } };
+  assert.ok(legacySubdued(night, at(23, 0)));
+  assert.ok(legacySubdued(night, at(2, 0)));
+  assert.ok(legacySubdued(night, at(5, 59, 59)));
+  assert.ok(legacySubdued(night, at(22, 0)), 'the begin too');
+  assert.not.ok(
+    legacySubdued(night, at(6, 0)),
+    'across midnight, the end second itself is out (as the legacy client)',
+  );
+  assert.not.ok(legacySubdued(night, at(12, 0)));
+  const monday = {
+    days: { monday: [{ begin: '9:00 AM', end: '5:00 PM' }], tuesday: [{ begin: '0:00', end: '23:59' }] },
+  };
+  assert.ok(legacySubdued(monday, at(10, 0)));
+  assert.ok(legacySubdued(monday, at(17, 0)), 'the end is inclusive');
+  assert.not.ok(legacySubdued(monday, at(17, 0, 1)));
+  assert.not.ok(legacySubdued(monday, new Date(2024, 0, 3, 10, 0)), 'Wednesday');
+  assert.not.ok(legacySubdued(undefined, at(10, 0)));
+  assert.not.ok(legacySubdued({ days: { all: [{ begin: 'soon', end: 'later' }] } }, at(10, 0)));
 });
 
 test.run();
