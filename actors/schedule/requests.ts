@@ -51,12 +51,20 @@ export function buildRequest(
   return req;
 }
 
-/** The subjects a request goes to: every subscription, fan-out or to one agent each (round robin). */
+/**
+ * The subjects a request goes to: every subscription, fan-out or to one agent each (round robin). A
+ * subscription written the legacy way, `roundrobin:<x>` or `direct:<x>`, goes to the round-robin group of
+ * `<x>` whatever `round_robin` says (docs/compatibility.md#legacy-client).
+ */
 export function requestSubjects(ns: string, check: StoredCheck, subscriptions?: string[]): string[] {
-  const subs = [
-    ...new Set(subscriptions && subscriptions.length ? subscriptions : (check.subscriptions ?? [])),
-  ];
-  return subs.map((s) => (check.round_robin ? subjects.roundRobin(ns, s) : subjects.subscription(ns, s)));
+  const subs = subscriptions && subscriptions.length ? subscriptions : (check.subscriptions ?? []);
+  const out = new Set<string>();
+  for (const s of subs) {
+    const m = /^(?:roundrobin|direct):(.+)$/.exec(s);
+    if (m) out.add(subjects.roundRobin(ns, m[1]!));
+    else out.add(check.round_robin ? subjects.roundRobin(ns, s) : subjects.subscription(ns, s));
+  }
+  return [...out];
 }
 
 /**

@@ -17,6 +17,15 @@ import { selectHooks } from './hooks.ts';
 import { CheckIntake } from './intake.ts';
 import { runCommand } from './run-command.ts';
 import { substituteTokens, tokenData, TokenSubstitutionError } from './tokens.ts';
+import {
+  IN_PROGRESS_WARNING,
+  legacyDuration,
+  planLegacy,
+  type LegacyCheckMode,
+  type LegacyPlan,
+} from './legacy.ts';
+import { classicCheck, selectClassicHook, type ClassicHook } from '../legacy/checks/definition.ts';
+import { substituteLegacyTokensDeep, unmatchedOutput } from '../legacy/checks/tokens.ts';
 
 // Runs the checks the backend asks for, in the order of docs/compatibility.md#check-execution: tokens,
 // assets, the command (allow list, env_vars, stdin, timeout), hooks, then one event to the outbox. Every
@@ -35,6 +44,8 @@ interface CheckExecutorDeps {
   prepareAssets?: (assets: Asset[], entity: Entity) => Promise<AssetEnv>;
   /** The metric-extraction seam (agent/metrics). */
   extractMetrics?: ExtractMetrics;
+  /** A legacy client's executor (docs/compatibility.md#legacy-client): its tokens, local checks, safe mode. */
+  legacy?: LegacyCheckMode;
 }
 
 const NO_ASSETS: AssetEnv = { env: {}, path: [], libraryPath: [], includePath: [] };
@@ -62,18 +73,21 @@ export class CheckExecutor {
       return;
     }
     const req = r.output;
+    const plan = this.deps.legacy ? planLegacy(req, this.deps.legacy) : undefined;
     const name = req.config.metadata.name;
-    const proxy = req.config.proxy_entity_name || undefined;
+    // A local definition's `source` names the client the check is about: it is part of the in-progress key.
+    const proxy = (plan ?? req).config.proxy_entity_name || undefined;
     const admission = this.intake.admit(name, proxy, req.issued);
     if (!admission.ok) {
       const fields = { check: name, issued: req.issued, ...(proxy ? { proxy_entity_name: proxy } : {}) };
-      if (admission.reason === 'in_progress')
+      if (admission.reason === 'in_progress' && plan) this.deps.log.warn(IN_PROGRESS_WARNING, fields);
+      else if (admission.reason === 'in_progress')
         this.deps.log.info(`check request refused: ${admission.message}`, fields);
       else this.deps.log.debug(`check request refused: ${admission.message}`, fields);
       return;
     }
     this.deps.log.debug('check request accepted', { check: name, issued: req.issued });
-    const p = this.execute(req)
+    const p = (plan ? this.executeLegacy(req, plan, this.deps.legacy!) : this.execute(req))
       .catch((e: unknown) =>
         this.deps.log.error('check execution failed', { check: name, error: (e as Error).message }),
       )
@@ -119,38 +133,11 @@ export class CheckExecutor {
       if (e instanceof TokenSubstitutionError) return fail(e.message);
       throw e;
     }
-    let env: Record<string, string | undefined>;
-    try {
-      env = await this.environment(config.runtime_assets ?? [], assets as Asset[], entity);
-    } catch (e) {
-      if (e instanceof CheckFailure) return fail(e.message);
-      throw e;
-    }
-    const decision = checkAllowed(this.deps.allowList, config.command, env.PATH);
-    if (!decision.allowed) {
-      this.deps.log.warn('check command denied by the allow list', {
-        check: config.metadata.name,
-        reason: decision.reason,
-      });
-      return fail(DENIED_OUTPUT, denyStatus(config));
-    }
-    // Secrets reach the command's environment only; they are never logged.
-    const commandEnv = withEnvVars(
-      decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env,
-      secretVars(req.secrets),
-    );
+    const prepared = await this.commandEnv(config, assets as Asset[], req.secrets, entity);
+    if ('fail' in prepared) return fail(prepared.fail, prepared.status);
     const stdin = config.stdin ? JSON.stringify({ entity, check: { ...config, issued } }) + '\n' : undefined;
-    const run = await runCommand({
-      command: config.command,
-      env: commandEnv,
-      timeout: config.timeout,
-      stdin,
-      signal: this.abort.signal,
-    });
-    if (run.cancelled) {
-      this.deps.log.info('check cancelled: the agent is stopping', { check: config.metadata.name });
-      return;
-    }
+    const run = await this.runCheck(config, prepared.env, stdin);
+    if (!run) return;
     const selection = selectHooks(config, hooks, run.status);
     if (selection.missing.length)
       this.deps.log.warn('check hooks missing from the request', {
@@ -173,6 +160,161 @@ export class CheckExecutor {
         log: this.deps.log,
       }),
     );
+  }
+
+  /**
+   * A legacy client's run (docs/compatibility.md#legacy-client): the plan (local definition, safe mode),
+   * `:::attr|default:::` tokens from the client definition (unmatched: not run, status 3), `{client, check}`
+   * on stdin, the legacy hook by status or severity name; the result keeps the command and hooks as
+   * defined, so a secret a token filled in is never published.
+   */
+  private async executeLegacy(req: CheckRequest, plan: LegacyPlan, mode: LegacyCheckMode): Promise<void> {
+    const issued = req.issued;
+    const entity = this.deps.entity();
+    const refuse = (config: RequestCheckConfig, message: string) =>
+      this.send(
+        buildCheckEvent({
+          config: { ...config, handle: false },
+          issued,
+          run: failed(message),
+          log: this.deps.log,
+        }),
+      );
+    if (!plan.run) return refuse(plan.config, plan.output);
+    const client = mode.client();
+    const substituted = substituteLegacyTokensDeep(plan.config, client);
+    if (substituted.unmatched.length) return refuse(plan.config, unmatchedOutput(substituted.unmatched));
+    const config = substituted.value;
+    const fail = (message: string, status = 3) =>
+      this.send(
+        buildCheckEvent({
+          config: { ...config, command: plan.config.command },
+          issued,
+          run: failed(message, status),
+          log: this.deps.log,
+        }),
+      );
+    const prepared = await this.commandEnv(config, (req.assets ?? []) as Asset[], req.secrets, entity);
+    if ('fail' in prepared) return fail(prepared.fail, prepared.status);
+    const stdinOf = (check: RequestCheckConfig) =>
+      JSON.stringify({
+        client,
+        check: classicCheck(
+          check,
+          issued,
+          plan.hooks && substituteLegacyTokensDeep(plan.hooks, client).value,
+        ),
+      }) + '\n';
+    const run = await this.runCheck(config, prepared.env, config.stdin ? stdinOf(config) : undefined);
+    if (!run) return;
+    const hookResults: HookResult[] = [];
+    let classic: Record<string, ClassicHook> | undefined;
+    if (plan.hooks) {
+      const chosen = selectClassicHook(plan.hooks, run.status);
+      classic = { ...plan.hooks };
+      if (chosen)
+        classic[chosen.key] = await this.runClassicHook(chosen.hook, client, stdinOf({ ...config, ...run }));
+    } else {
+      const selection = selectHooks(config, req.hooks ?? [], run.status);
+      for (const hook of selection.hooks) {
+        if (this.abort.signal.aborted) return;
+        const sub = substituteLegacyTokensDeep(hook, client);
+        hookResults.push(
+          sub.unmatched.length
+            ? { ...hook, ...failed(unmatchedOutput(sub.unmatched)), issued }
+            : await this.runHook(req.hook_assets ?? {}, sub.value, issued, entity, config),
+        );
+      }
+    }
+    if (this.abort.signal.aborted) return;
+    const event = buildCheckEvent({
+      config,
+      issued,
+      run: { ...run, duration: legacyDuration(run.duration) },
+      hooks: hookResults,
+      extractMetrics: this.deps.extractMetrics,
+      log: this.deps.log,
+    });
+    await this.send({
+      ...event,
+      check: { ...event.check!, command: plan.config.command, ...(classic ? { hooks: classic } : {}) },
+    });
+  }
+
+  /** Assets, the allow list, `env_vars` and secrets: the command's environment, or why it cannot run. */
+  private async commandEnv(
+    config: RequestCheckConfig,
+    assets: Asset[],
+    secrets: CheckRequest['secrets'],
+    entity: Entity,
+  ): Promise<{ env: Record<string, string | undefined> } | { fail: string; status: number }> {
+    let env: Record<string, string | undefined>;
+    try {
+      env = await this.environment(config.runtime_assets ?? [], assets, entity);
+    } catch (e) {
+      if (e instanceof CheckFailure) return { fail: e.message, status: 3 };
+      throw e;
+    }
+    const decision = checkAllowed(this.deps.allowList, config.command, env.PATH);
+    if (!decision.allowed) {
+      this.deps.log.warn('check command denied by the allow list', {
+        check: config.metadata.name,
+        reason: decision.reason,
+      });
+      return { fail: DENIED_OUTPUT, status: denyStatus(config) };
+    }
+    // Secrets reach the command's environment only; they are never logged.
+    return {
+      env: withEnvVars(
+        decision.enableEnv ? withEnvVars(env, config.env_vars ?? []) : env,
+        secretVars(secrets),
+      ),
+    };
+  }
+
+  /** Runs the check's command; undefined when the agent stopped it (nothing is to be sent). */
+  private async runCheck(
+    config: RequestCheckConfig,
+    env: Record<string, string | undefined>,
+    stdin: string | undefined,
+  ): Promise<Execution | undefined> {
+    const run = await runCommand({
+      command: config.command,
+      env,
+      timeout: config.timeout,
+      stdin,
+      signal: this.abort.signal,
+    });
+    if (!run.cancelled) return run;
+    this.deps.log.info('check cancelled: the agent is stopping', { check: config.metadata.name });
+    return undefined;
+  }
+
+  /** A legacy hook: its own tokens (unmatched: not run, status 3), 60 s by default; its fields plus the run. */
+  private async runClassicHook(
+    hook: ClassicHook,
+    client: Record<string, unknown>,
+    stdin: string,
+  ): Promise<ClassicHook> {
+    const sub = substituteLegacyTokensDeep(hook, client);
+    if (sub.unmatched.length) return { ...hook, ...failed(unmatchedOutput(sub.unmatched)) };
+    const decision = checkAllowed(this.deps.allowList, sub.value.command, this.deps.baseEnv().PATH);
+    if (!decision.allowed)
+      return { ...hook, ...failed(DENIED_OUTPUT.replace('check command', 'hook command')) };
+    const run = await runCommand({
+      command: sub.value.command,
+      env: this.deps.baseEnv(),
+      timeout: typeof sub.value.timeout === 'number' ? sub.value.timeout : DEFAULT_HOOK_TIMEOUT,
+      stdin: sub.value.stdin === true ? stdin : undefined,
+      signal: this.abort.signal,
+    });
+    return {
+      ...hook,
+      output: run.output,
+      status: run.status,
+      executed: run.executed,
+      duration: legacyDuration(run.duration),
+    };
   }
 
   private async runHook(

@@ -23,6 +23,16 @@ interface CheckSubscriptionsDeps {
   log: () => Logger;
 }
 
+/**
+ * The subscription a legacy `roundrobin:<x>` (or `direct:<x>`) entry stands for, or undefined for a plain
+ * one: such an entry joins only the round-robin group of `<x>`, never its fan-out
+ * (docs/compatibility.md#legacy-client), so one client of the group runs each request.
+ */
+export function roundRobinOnly(subscription: string): string | undefined {
+  const m = /^(?:roundrobin|direct):(.+)$/.exec(subscription);
+  return m ? m[1] : undefined;
+}
+
 /** The subscriptions a session listens to: the given ones plus the agent's own `entity:<name>`. */
 export function effectiveSubscriptions(
   agentName: string,
@@ -115,10 +125,22 @@ export class CheckSubscriptions {
     for (const name of wanted) {
       if (this.active.has(name)) continue;
       const onMsg = (m: { data: Uint8Array }) => this.onMessage(name, m.data);
-      this.active.set(name, [
-        nats.subscribe(subjects.subscription(namespace, name), onMsg),
-        nats.subscribe(subjects.roundRobin(namespace, name), onMsg, { queue: subjects.roundRobinQueue }),
-      ]);
+      const rrOnly = roundRobinOnly(name);
+      this.active.set(
+        name,
+        rrOnly !== undefined
+          ? [
+              nats.subscribe(subjects.roundRobin(namespace, rrOnly), onMsg, {
+                queue: subjects.roundRobinQueue,
+              }),
+            ]
+          : [
+              nats.subscribe(subjects.subscription(namespace, name), onMsg),
+              nats.subscribe(subjects.roundRobin(namespace, name), onMsg, {
+                queue: subjects.roundRobinQueue,
+              }),
+            ],
+      );
     }
   }
 
