@@ -15,6 +15,7 @@ import { startLegacyInputs } from './legacy/sockets/index.ts';
 import { systemInfo, type SystemInfo } from '../lib/system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
+import type { LegacyCheckMode } from './checks/legacy.ts';
 import { loadAllowList } from './checks/allow-list.ts';
 import type { AllowListEntry } from '../proto/schemas/check-request.ts';
 import { baseCommandEnv } from './command-env.ts';
@@ -22,6 +23,7 @@ import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
 import type { LegacySettings } from '../proto/legacy/client-definition.ts';
 import { entityLegacy } from './legacy/agent-config.ts';
+import { StandaloneChecks } from './legacy/standalone.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
 // submits to (HTTP API, sockets, StatsD, the check runner), so each stays ignorant of the others.
@@ -80,6 +82,8 @@ export class Agent implements EventSink {
   private managed: ManagedFields | undefined;
   private systemCache: { at: number; info: SystemInfo } | undefined;
   readonly checks: CheckExecutor;
+  /** A legacy client's standalone checks (its own schedule); none otherwise. */
+  private readonly standalone: StandaloneChecks | undefined;
   /** The legacy client definition this agent runs, if any. */
   readonly legacy: LegacySettings | undefined;
   /** The definition as the entity carries it (redacted, no signature), made once. */
@@ -133,8 +137,16 @@ export class Agent implements EventSink {
       disableAssets: config['disable-assets'],
       prepareAssets: (list, entity) => assets.prepare(list, entity),
       extractMetrics,
+      ...(opts.legacy ? { legacy: legacyCheckMode(opts.legacy) } : {}),
     });
     this.connection.on('check_request', (value) => this.checks.handle(value));
+    if (opts.legacy)
+      this.standalone = new StandaloneChecks({
+        clientName: opts.legacy.client.name,
+        checks: opts.legacy.checks,
+        request: (value) => this.checks.handle(value),
+        log: checkLog,
+      });
   }
 
   get connected(): boolean {
@@ -224,6 +236,7 @@ export class Agent implements EventSink {
   start(): void {
     this.open();
     this.connection.start();
+    this.standalone?.start();
   }
 
   /** Binds the local inputs (HTTP API, sockets, StatsD); rejects with a ListenError on a taken port. */
@@ -256,6 +269,7 @@ export class Agent implements EventSink {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.stopKeepalives();
+      this.standalone?.stop();
       await this.checks.stop();
       await closeAll(this.listeners);
       // Deregistration is asked for in the close itself, so it needs no frame the backend might miss.
@@ -310,4 +324,9 @@ export class Agent implements EventSink {
     });
     if (this.connection.send('keepalive', { ...event, ...this.signature })) this.sequence++;
   }
+}
+
+/** The check executor's legacy mode: tokens from the (unredacted) definition, its checks, safe mode. */
+function legacyCheckMode(legacy: LegacySettings): LegacyCheckMode {
+  return { client: () => legacy.client, checks: legacy.checks, safeMode: legacy.client.safe_mode };
 }
