@@ -14,9 +14,6 @@ export const LEGACY_API_USER = 'legacy-api';
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** The client definition of a legacy client; undefined for any other entity. */
-export const legacyDefinition = (entity: Entity | undefined): Obj | undefined => entity?.legacy;
-
 /** A legacy client that turned keepalive monitoring off (`keepalives: false`). */
 export const keepalivesOff = (entity: Entity): boolean => entity.legacy?.keepalives === false;
 
