@@ -11,6 +11,7 @@ import type { Event } from '../proto/schemas/event.ts';
 import { buildKeepalive } from './keepalive.ts';
 import type { Listener } from './listen.ts';
 import { closeAll, startLocalInputs } from './listeners.ts';
+import { startLegacyInputs } from './legacy/sockets/index.ts';
 import { systemInfo, type SystemInfo } from '../lib/system.ts';
 import { loadAgentTls, type AgentTls } from './tls.ts';
 import { CheckExecutor } from './checks/index.ts';
@@ -19,6 +20,8 @@ import type { AllowListEntry } from '../proto/schemas/check-request.ts';
 import { baseCommandEnv } from './command-env.ts';
 import { AssetManager } from '../lib/assets/index.ts';
 import { extractMetrics } from './metrics/index.ts';
+import type { LegacySettings } from '../proto/legacy/client-definition.ts';
+import { entityLegacy } from './legacy/agent-config.ts';
 
 // Wires the agent's parts together: the connection, keepalives, the outbox every local source
 // submits to (HTTP API, sockets, StatsD, the check runner), so each stays ignorant of the others.
@@ -36,6 +39,8 @@ interface AgentOptions {
   tls?: AgentTls;
   /** The allow list already read (bin/agent.ts reads it to report a bad file); read from the config otherwise. */
   allowList?: AllowListEntry[];
+  /** A legacy client definition this agent runs (docs/compatibility.md#legacy-client); `config` already follows it. */
+  legacy?: LegacySettings;
 }
 
 function connectionOptions(
@@ -75,12 +80,18 @@ export class Agent implements EventSink {
   private managed: ManagedFields | undefined;
   private systemCache: { at: number; info: SystemInfo } | undefined;
   readonly checks: CheckExecutor;
+  /** The legacy client definition this agent runs, if any. */
+  readonly legacy: LegacySettings | undefined;
+  /** The definition as the entity carries it (redacted, no signature), made once. */
+  private readonly legacyEntity: Record<string, unknown> | undefined;
 
   constructor(
     readonly config: AgentConfig,
     opts: AgentOptions = {},
   ) {
     this.log = opts.logger ?? createLogger(config['log-level'], { component: 'agent' });
+    this.legacy = opts.legacy;
+    this.legacyEntity = opts.legacy ? entityLegacy(opts.legacy.client) : undefined;
     this.system = opts.system ?? systemInfo;
     this.connection = new BackendConnection(connectionOptions(config, this.log, opts.random, opts.tls));
     this.connection.on('connected', ({ url, backendId }) => {
@@ -135,7 +146,18 @@ export class Agent implements EventSink {
    * next keepalive carries it unless `freshFacts` is false, which lets events reuse recent host facts.
    */
   entity(now: Date = new Date(), freshFacts = true): Entity {
-    return withManaged(buildEntity(this.config, this.systemFacts(now, freshFacts), now), this.managed);
+    const entity = withManaged(
+      buildEntity(this.config, this.systemFacts(now, freshFacts), now),
+      this.managed,
+    );
+    if (this.legacyEntity) entity.legacy = this.legacyEntity;
+    return entity;
+  }
+
+  /** A legacy client's signature, sent with its keepalives and events (docs/compatibility.md#legacy-client). */
+  private get signature(): { signature?: string } {
+    const s = this.legacy?.client.signature;
+    return s ? { signature: s } : {};
   }
 
   /**
@@ -166,6 +188,7 @@ export class Agent implements EventSink {
       namespace: this.config.namespace,
       agentName: this.config.name,
     });
+    Object.assign(prepared, this.signature);
     await this.outbox.submit(prepared);
   }
 
@@ -212,6 +235,21 @@ export class Agent implements EventSink {
       connected: () => this.connected,
       log: this.log,
     });
+    if (this.legacy) {
+      try {
+        this.listeners.push(
+          ...(await startLegacyInputs({
+            settings: this.legacy,
+            sink: this,
+            connected: () => this.connected,
+            log: this.log,
+          })),
+        );
+      } catch (err) {
+        await closeAll(this.listeners);
+        throw err;
+      }
+    }
   }
 
   /** Closes the connection with 1000; safe to call more than once. */
@@ -270,6 +308,6 @@ export class Agent implements EventSink {
       sequence: this.sequence + 1,
       now,
     });
-    if (this.connection.send('keepalive', event)) this.sequence++;
+    if (this.connection.send('keepalive', { ...event, ...this.signature })) this.sequence++;
   }
 }

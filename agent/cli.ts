@@ -13,6 +13,8 @@ import { loadAgentConfig } from './config.ts';
 import { VERSION } from '../proto/version.ts';
 import { loadAgentTls } from './tls.ts';
 import { AllowListError, loadAllowList } from './checks/allow-list.ts';
+import { loadLegacySettings } from './legacy/settings.ts';
+import { legacyAgentConfig } from './legacy/agent-config.ts';
 
 // The commands of monitor-agent. Exit codes: 0 success, 2 bad command line or configuration, or a
 // local input that cannot bind.
@@ -42,8 +44,13 @@ async function start(argv: string[]): Promise<void> {
   let config;
   let tls;
   let allowList;
+  let legacy;
   try {
     config = loadAgentConfig(argv, process.env);
+    if (config['legacy-config']) {
+      legacy = loadLegacySettings(config['legacy-config'], process.env);
+      config = legacyAgentConfig(config, legacy.client);
+    }
     tls = loadAgentTls(config);
     allowList = config['allow-list'] ? loadAllowList(config['allow-list']) : undefined;
   } catch (err) {
@@ -54,7 +61,7 @@ async function start(argv: string[]): Promise<void> {
   if (config['discover-processes'])
     log.warn('process discovery is unavailable; --discover-processes is ignored');
   const system = config['detect-cloud-provider'] ? withCloudProvider(systemInfo, log) : systemInfo;
-  const agent = new Agent(config, { logger: log, system, tls, allowList });
+  const agent = new Agent(config, { logger: log, system, tls, allowList, legacy });
   let stopping = false;
   const shutdown = (signal: string, code = 0) => {
     if (stopping) return;

@@ -204,6 +204,13 @@ export const agentFlags: FlagSpec[] = [
   },
   { name: 'socket-port', type: 'int', description: 'port of the TCP and UDP sockets', default: 3030 },
   { name: 'disable-sockets', type: 'bool', description: 'disable the TCP and UDP sockets', default: false },
+  {
+    name: 'legacy-config',
+    type: 'string',
+    description:
+      'run a legacy client definition: a directory of *.json files (merged in name order) or one file',
+    default: '',
+  },
   { name: 'statsd-disable', type: 'bool', description: 'disable the StatsD listener', default: false },
   {
     name: 'statsd-event-handlers',
@@ -349,6 +356,7 @@ export const AgentConfig = v.pipe(
     'socket-host': Host,
     'socket-port': Port,
     'disable-sockets': v.boolean(),
+    'legacy-config': v.string(),
     'statsd-disable': v.boolean(),
     'statsd-event-handlers': v.array(v.string()),
     'statsd-flush-interval': v.pipe(Int, v.minValue(1, 'must be at least 1 second')),

@@ -18,6 +18,7 @@ export * from './etcd-cluster.ts';
 export * from './nats-cluster.ts';
 export * from './backend.ts';
 export * from './agent.ts';
+export * from './legacy-client.ts';
 export * from './slapd.ts';
 export * from './haproxy.ts';
 export * from './topology.ts';
