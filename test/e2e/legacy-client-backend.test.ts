@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { coreApi, fresh } from '../harness/api.ts';
 import { handledIn, legacyApi } from '../harness/legacy.ts';
-import { freePort, sleep, startBackend, tempDir, waitFor, type Backend } from '../harness/index.ts';
+import {
+  freePort,
+  sleep,
+  startBackend,
+  startLegacyClient,
+  tempDir,
+  waitFor,
+  type AgentProc,
+  type Backend,
+} from '../harness/index.ts';
 
 // The backend's side of legacy clients, driven with raw agent frames (a legacy client is an agent
 // whose entity carries `legacy`) and through the legacy API: signatures, keepalive judging and its
@@ -20,6 +29,7 @@ let root: string;
 let vmServer: Server;
 const vmRequests: string[] = [];
 const sockets: WebSocket[] = [];
+const agents: AgentProc[] = [];
 const api = coreApi(() => backend);
 const legacy = legacyApi(() => backend);
 
@@ -172,6 +182,7 @@ test.before(async () => {
 });
 test.after(async () => {
   for (const ws of sockets) ws.terminate();
+  await Promise.all(agents.map((a) => a.stop()));
   vmServer?.closeAllConnections();
   await new Promise((r) => vmServer?.close(r));
   await backend?.stop();
@@ -346,6 +357,46 @@ test('legacy results through the legacy API: truncation, handle:false, total_sta
   assert.is(agg.results.warning, 1);
   const view = await legacy(`/clients/${client}`);
   assert.is(view.body.keepalives, false, 'a client made by a legacy result is unmonitored');
+});
+
+test('a real legacy client: signed keepalives and results pass, a forgery does not; it deregisters when it stops', async () => {
+  const dir = await fileHandler('dereg-real');
+  const name = fresh('real');
+  const client = await startLegacyClient({
+    name,
+    backendUrls: backend.agentUrl,
+    client: {
+      signature: SIGNATURE,
+      deregister: true,
+      deregistration: { handler: 'dereg-real', team: 'ops' },
+      keepalive: { thresholds: { warning: 30, critical: 60 } },
+    },
+  });
+  agents.push(client);
+  await waitClient(name, 200);
+  const r = await fetch(`${client.httpUrl}/results`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'from-socket', output: 'signed', status: 1 }),
+  });
+  assert.is(r.status, 202);
+  await waitCoreEvent(name, 'from-socket', (e) => e.check.status === 1);
+  const forger = await connect(name);
+  keepalive(forger, name, { signature: 'forged', legacy: { env: 'forged' } });
+  const forged = await result(forger, name, { name: 'forged', status: 2 }, { signature: 'forged' });
+  assert.is(forged.ok, false);
+  await waitFor(() => logsWith('invalid client signature', name).length > 0, {
+    timeoutMs: 5000,
+    what: 'forged keepalive logged',
+  });
+  assert.is((await legacy(`/clients/${name}`)).body.env, undefined);
+  forger.ws.terminate();
+  await client.stop();
+  await waitClient(name, 404);
+  const ev = await waitHandled(dir, (e) => e.entity?.metadata?.name === name, 'deregistration handled');
+  assert.is(ev.check.output, 'client initiated deregistration');
+  assert.is(ev.check.team, 'ops');
+  assert.not.ok(JSON.stringify(backend.logs()).includes(SIGNATURE), 'the signature is never logged');
 });
 
 test('cloudvm: a failing keepalive asks the endpoint; a gone instance removes the client', async () => {
