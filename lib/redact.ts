@@ -1,16 +1,21 @@
 import { DEFAULT_REDACT } from '../proto/schemas/entity.ts';
+import { LEGACY_REDACT } from '../proto/legacy/redact.ts';
 
 // Redaction of an entity's secrets wherever it is shown (REST answers, logs). Stored data keeps the
 // real values: the agent needs them, and the redact list may change later.
 
 export const REDACTED = 'REDACTED';
 
-type Redactable = { redact?: string[] | null } | null | undefined;
+type Redactable = { redact?: string[] | null; legacy?: object } | null | undefined;
 
-/** The field names to hide for an entity: its own list, or the default when it names none. */
+/**
+ * The field names to hide for an entity: its own list, or the default when it names none (a legacy
+ * client's default is the legacy generation's longer list: its cloud keys, for one).
+ */
 export function redactFields(entity: Redactable): readonly string[] {
   const list = entity?.redact;
-  return Array.isArray(list) ? list : DEFAULT_REDACT;
+  if (Array.isArray(list)) return list;
+  return entity?.legacy ? LEGACY_REDACT : DEFAULT_REDACT;
 }
 
 /**

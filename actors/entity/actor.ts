@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { buckets, eventKey } from '../../proto/names.ts';
 import { mergePatch } from '../../proto/merge-patch.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
@@ -26,6 +25,7 @@ import {
   type EventMsg,
   type KeepaliveMsg,
   type KeepaliveState,
+  type LegacyRemoveMsg,
   type Origin,
   type PutEntityMsg,
 } from './messages.ts';
@@ -35,58 +35,18 @@ import { redactEntity } from '../../lib/redact.ts';
 import { withStoredConfig } from './managed.ts';
 import { TTL_TIMER_PREFIX, armTtl, disarmTtl, expireTtl } from './ttl.ts';
 import { queueJob } from './jobs.ts';
+import { newEventId, normalizedEntity, sec, withCheck, withEntity } from './records.ts';
 import { INVALIDATED_TIMER, invalidate, refuseWhileInvalidated } from './invalidation.ts';
+import {
+  LEGACY_API_USER,
+  keepalivesOff,
+  legacyOkOutput,
+  legacySilentOutput,
+  truncatedOutput,
+} from './legacy-client.ts';
+import { acceptSignature, refuseBadSignature } from './signature.ts';
+import { cloudvmLookup, type CloudvmCheck } from './cloudvm.ts';
 import type { JobSource, PipelineInterest } from '../../proto/pipeline-job.ts';
-
-const sec = (ms: number) => Math.floor(ms / 1000);
-
-/**
- * An event's id when its sender gave none: the same on every retry of the message that brought it
- * (the message id itself when it is a UUID, as the actor client makes them).
- */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const newEventId = (t: Turn<unknown>) => {
-  const m = t.messageId;
-  if (m === undefined) return randomUUID();
-  return UUID.test(m) ? m : derivedEventId(m, 'event');
-};
-
-/**
- * The entity as the backend stores it: identity from the actor's own id (never from a payload), its
- * own `entity:<name>` subscription, the class the caller decides.
- */
-function normalizedEntity(
-  incoming: Entity,
-  origin: Origin,
-  entityClass: NonNullable<Entity['entity_class']>,
-  previous?: Entity,
-): Entity {
-  const subs = new Set([...(incoming.subscriptions ?? []), `entity:${origin.name}`]);
-  return {
-    ...previous,
-    ...incoming,
-    metadata: { ...incoming.metadata, name: origin.name, namespace: origin.namespace },
-    entity_class: entityClass,
-    subscriptions: [...subs],
-  };
-}
-
-/**
- * Entities are replaced, never changed in place, so each one's JSON is made once and spliced into
- * every event it appears in.
- */
-const entityJson = new WeakMap<Entity, string>();
-function withEntity(eventJson: string, entity: Entity): string {
-  let json = entityJson.get(entity);
-  if (json === undefined) {
-    json = JSON.stringify(entity);
-    entityJson.set(entity, json);
-  }
-  return `${eventJson.slice(0, -1)},"entity":${json}}`;
-}
-
-const withCheck = (st: EntityState, check: string): EntityState =>
-  st.checks?.includes(check) ? st : { ...st, checks: [...(st.checks ?? []), check] };
 
 interface EntityActorOptions {
   /** Name of this node, stamped as `processed_by` when the event does not name who ran it (agents do). */
@@ -108,6 +68,8 @@ interface EntityActorOptions {
   unsilence?: (namespace: string, names: string[]) => Promise<void>;
   /** Sends an agent its entity as the backend now stores it (after an API update). */
   pushConfig?: (namespace: string, name: string, entity: Entity) => void;
+  /** `--legacy-cloudvm-url`: asked after a legacy client's keepalive alert (cloudvm.ts). */
+  cloudvm?: CloudvmCheck;
 }
 
 export interface EntityStats {
@@ -138,6 +100,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       check: Check;
       previous?: Event;
       rest: Omit<Event, 'entity' | 'check'>;
+      /** The output stored instead of the check's (a truncated legacy result); handlers get the whole. */
+      storedOutput?: string;
+      /** A legacy result's `handle: false`: stored, not handled. */
+      unhandled?: boolean;
     },
   ): void {
     const ns = p.entity.metadata.namespace ?? 'default';
@@ -150,10 +116,13 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       onResolve = s.onResolve;
     }
     const { metrics, ...stored } = p.rest;
-    const eventJson = withEntity(JSON.stringify({ ...stored, id: p.id, check }), p.entity);
-    t.writeJson(buckets.events, p.key, eventJson);
+    const toStore = p.storedOutput === undefined ? check : { ...check, output: p.storedOutput };
+    const storedJson = withEntity(JSON.stringify({ ...stored, id: p.id, check: toStore }), p.entity);
+    t.writeJson(buckets.events, p.key, storedJson);
     const event = { ...p.rest, check };
-    if (wanted(ns, event)) {
+    if (!p.unhandled && wanted(ns, event)) {
+      const eventJson =
+        toStore === check ? storedJson : withEntity(JSON.stringify({ ...stored, id: p.id, check }), p.entity);
       const jobEvent =
         metrics === undefined ? eventJson : `${eventJson.slice(0, -1)},"metrics":${JSON.stringify(metrics)}}`;
       queueJob(t, p.id, p.source, jobEvent, p.previous?.check?.state);
@@ -162,6 +131,18 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       const names = onResolve;
       t.afterCommit(() => opts.unsilence!(ns, names));
     }
+  }
+
+  /**
+   * The handlers of a keepalive event: the keepalive's own (an agent's `keepalive-handlers`, a legacy
+   * client's `keepalive.handler(s)`), else `keepalive`; for a legacy client, `default` when no handler
+   * named `keepalive` exists, as the legacy generation chose.
+   */
+  function keepaliveHandlers(ns: string, check: Check, entity: Entity): string[] {
+    if (!entity.legacy) return entity.keepalive_handlers?.length ? entity.keepalive_handlers : ['keepalive'];
+    if (check.handlers?.length) return check.handlers;
+    const probe: Event = { check: { metadata: { name: KEEPALIVE_CHECK }, handlers: ['keepalive'] } };
+    return wanted(ns, probe) ? ['keepalive'] : ['default'];
   }
 
   /** A keepalive, from an agent (it registers the agent) or through the events API (any entity). */
@@ -179,9 +160,13 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       warning: check.timeout || 120,
       critical: typeof check.ttl === 'number' && check.ttl > 0 ? check.ttl : 0,
       last_seen_ms: t.now,
-      handlers: entity.keepalive_handlers?.length ? entity.keepalive_handlers : ['keepalive'],
+      handlers: keepaliveHandlers(origin.namespace, check, entity),
     };
-    t.state = withCheck({ ...t.state, entity, keepalive: ka }, KEEPALIVE_CHECK);
+    // A legacy client with `keepalives: false` is not judged: no deadline, no keepalive event.
+    const off = keepalivesOff(entity);
+    t.state = off
+      ? { ...t.state, entity, keepalive: undefined }
+      : withCheck({ ...t.state, entity, keepalive: ka }, KEEPALIVE_CHECK);
     const id = event.id ?? newEventId(t);
     if (registered) {
       t.log.info('entity registered', { namespace: origin.namespace, entity: origin.name });
@@ -196,11 +181,24 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     }
 
     const key = eventKey(origin.namespace, origin.name, KEEPALIVE_CHECK);
+    if (off) {
+      t.clearTimer(KEEPALIVE_TIMER);
+      if (t.state.checks?.includes(KEEPALIVE_CHECK)) {
+        t.remove(buckets.events, key);
+        t.state = { ...t.state, checks: t.state.checks.filter((c) => c !== KEEPALIVE_CHECK) };
+      }
+      return { registered };
+    }
     // A resent keepalive is recognised by its message id (the runtime), not by its event id.
     const previous = await t.read<Event>(buckets.events, key);
+    const legacy = entity.legacy !== undefined;
+    const output = legacy
+      ? legacyOkOutput(Math.max(0, nowSec - (event.timestamp ?? nowSec)))
+      : okOutput(origin.name, nowSec);
     const merged = mergeCheck(
       previous?.check,
-      keepaliveCheck(ka, origin.namespace, 0, okOutput(origin.name, nowSec), nowSec, opts.node),
+      keepaliveCheck(ka, origin.namespace, 0, output, nowSec, opts.node),
+      legacy,
     );
     const rest = keepaliveEventFields(entity.metadata.namespace, id, nowSec, event.sequence);
     record(t, { key, id, source: 'keepalive', entity, check: merged, previous, rest });
@@ -213,19 +211,26 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
   async function agentKeepalive(t: Turn<EntityState>, msg: KeepaliveMsg) {
     stats.keepalives++;
     refuseWhileInvalidated(t, 'keepalive');
-    const incoming = {
-      ...normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity),
-      last_seen: sec(t.now),
-      user: msg.origin.user,
-    };
+    const signed = acceptSignature(t, msg.event.signature);
+    // Dropped, and nothing else: the keepalive never reached the registry.
+    if (!signed.ok) return { registered: false };
+    const given = normalizedEntity(msg.event.entity, msg.origin, 'agent', t.state?.entity);
+    // A signature never lands in the entity, whatever the client sent in its definition.
+    if (given.legacy && 'signature' in given.legacy) {
+      const { signature: _s, ...legacy } = given.legacy;
+      given.legacy = legacy;
+    }
+    const incoming = { ...given, last_seen: sec(t.now), user: msg.origin.user };
     const entity = t.state?.api_managed ? withStoredConfig(incoming, t.state.entity) : incoming;
-    return keepalive(t, msg.origin, msg.event, entity);
+    const r = await keepalive(t, msg.origin, msg.event, entity);
+    if (signed.signature && t.state) t.state = { ...t.state, signature: signed.signature };
+    return r;
   }
 
   async function judgeSilence(t: Turn<EntityState>, at: number): Promise<void> {
     const st = t.state;
     const ka = st?.keepalive;
-    if (!st || !ka) return;
+    if (!st || !ka || keepalivesOff(st.entity)) return;
     const silentMs = t.now - ka.last_seen_ms;
     if (silentMs < ka.warning * 1000) {
       t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), takeoverGrace(ka));
@@ -245,13 +250,24 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const id = derivedEventId(ns, name, KEEPALIVE_CHECK, 'silence', at);
     if (previous?.id !== id) {
       const nowSec = sec(t.now);
+      const legacy = st.entity.legacy !== undefined;
+      const output = legacy
+        ? legacySilentOutput(sec(silentMs), timeout)
+        : silentOutput(name, sec(silentMs), timeout);
       const merged = mergeCheck(
         previous?.check,
-        keepaliveCheck(ka, ns, status, silentOutput(name, sec(silentMs), timeout), nowSec, opts.node),
+        keepaliveCheck(ka, ns, status, output, nowSec, opts.node),
+        legacy,
       );
       const rest = keepaliveEventFields(st.entity.metadata.namespace, id, nowSec);
       record(t, { key, id, source: 'keepalive', entity: st.entity, check: merged, previous, rest });
       t.log.warn('keepalive silence', { namespace: ns, entity: name, status, silent_s: sec(silentMs) });
+      const lookup = opts.cloudvm && cloudvmLookup(st.entity, ka.handlers);
+      if (lookup) {
+        const entity = st.entity;
+        const since = ka.last_seen_ms;
+        t.afterCommit(() => opts.cloudvm!(ns, entity, lookup, since));
+      }
     }
     t.setTimer(KEEPALIVE_TIMER, nextJudgement(ka, t.now), takeoverGrace(ka));
   }
@@ -273,6 +289,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       );
       return { stored: true };
     }
+    const viaLegacyApi = fromApi && origin.user === LEGACY_API_USER;
+    // What clients send is signed; an operator's resolution through the legacy API is not.
+    const fromClient = !fromApi || msg.legacy === true || (viaLegacyApi && check.force_resolve !== true);
+    if (fromClient) refuseBadSignature(t, event.signature);
     const nowSec = sec(t.now);
     let entity = t.state?.entity;
     if (!entity) {
@@ -284,6 +304,9 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
         origin,
         fromApi ? (event.entity?.entity_class ?? 'proxy') : 'agent',
       );
+      // A client a legacy result creates is a legacy client, unmonitored, as the legacy generation made it.
+      if ((viaLegacyApi || msg.legacy) && !entity.legacy)
+        entity.legacy = { ...(entity.entity_class === 'proxy' ? { type: 'proxy' } : {}), keepalives: false };
       t.log.info('entity created by an event', {
         namespace: origin.namespace,
         entity: origin.name,
@@ -298,15 +321,23 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     // event that reuses a stored event's id with new content (resolved by hand) is a new result.
     const previous = await t.read<Event>(buckets.events, key);
     stats.events++;
-    const merged = mergeCheck(previous?.check, {
-      ...check,
-      metadata: { ...check.metadata, namespace: origin.namespace },
-      executed: check.executed ?? nowSec,
-      processed_by: check.processed_by ?? opts.node,
-    });
-    const { entity: _given, check: _check, ...rest } = event;
+    const legacy = viaLegacyApi || msg.legacy === true || entity.legacy !== undefined;
+    const merged = mergeCheck(
+      previous?.check,
+      {
+        ...check,
+        metadata: { ...check.metadata, namespace: origin.namespace },
+        executed: check.executed ?? nowSec,
+        processed_by: check.processed_by ?? opts.node,
+      },
+      legacy,
+    );
+    const { entity: _given, check: _check, signature: _signature, ...rest } = event;
     const id = event.id ?? newEventId(t);
+    const truncated = legacy ? truncatedOutput(merged) : undefined;
     record(t, {
+      storedOutput: truncated === merged.output ? undefined : truncated,
+      unhandled: legacy && check.handle === false,
       key,
       id,
       source: 'check',
@@ -364,10 +395,20 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     return { created: !existing, entity };
   }
 
+  /** Hands each event of the entity to its handlers, resolved, before the entity goes. */
+  async function resolveAll(t: Turn<EntityState>, ns: string, name: string): Promise<void> {
+    for (const check of t.state?.checks ?? []) {
+      const ev = await t.read<Event>(buckets.events, eventKey(ns, name, check));
+      const r = ev && resolutionEvent(ev, t.now);
+      if (r && wanted(ns, r)) queueJob(t, r.id!, 'resolution', JSON.stringify(r), ev.check?.state);
+    }
+  }
+
   /**
    * Deregisters an entity that asked for it (`deregister: true`): the entity and its events go; once
    * that is durable, each event goes to its handlers resolved, and a deregistration event to the
-   * deregistration handler.
+   * deregistration handler. For a legacy client, removing it is the built-in `deregistration`
+   * handler's work: done here whatever handlers run (docs/compatibility.md#legacy-client).
    */
   async function deregister(
     t: Turn<EntityState>,
@@ -378,11 +419,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     const entity = st.entity;
     const ns = entity.metadata.namespace ?? 'default';
     const name = entity.metadata.name ?? '';
-    for (const check of st.checks ?? []) {
-      const ev = await t.read<Event>(buckets.events, eventKey(ns, name, check));
-      const r = ev && resolutionEvent(ev, t.now);
-      if (r && wanted(ns, r)) queueJob(t, r.id!, 'resolution', JSON.stringify(r), ev.check?.state);
-    }
+    await resolveAll(t, ns, name);
     await deleteEntity(t, { namespace: ns, name, user: 'system' });
     const job = deregistrationEvent(entity, cause, t.now, opts.node, opts.deregistrationHandler ?? '');
     t.log.info('entity deregistered', {
@@ -392,10 +429,27 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       handlers: job.handlers,
       event: { ...job.event, entity: redactEntity(entity) },
     });
+    if (entity.legacy) t.log.info(`deleted client ${name}`, { namespace: ns, entity: name, cause });
     // No handler, nothing to run: the reference publishes the event only when one is named.
     if (job.handlers.length > 0 && wanted(ns, job.event))
       queueJob(t, job.event.id!, 'deregistration', JSON.stringify(job.event));
     return { deregistered: true };
+  }
+
+  /**
+   * Removes a legacy client (the cloudvm integration found its instance gone) as the legacy API's
+   * DELETE does, unless it sent a keepalive since the alert that asked.
+   */
+  async function legacyRemove(t: Turn<EntityState>, msg: LegacyRemoveMsg): Promise<{ removed: boolean }> {
+    const st = t.state;
+    if (!st?.entity.legacy || (st.keepalive && st.keepalive.last_seen_ms > msg.since_ms))
+      return { removed: false };
+    const ns = st.entity.metadata.namespace ?? 'default';
+    const name = st.entity.metadata.name ?? '';
+    await resolveAll(t, ns, name);
+    await deleteEntity(t, { namespace: ns, name, user: 'system' });
+    t.log.info(`deleted client ${name}`, { namespace: ns, entity: name, cause: msg.reason });
+    return { removed: true };
   }
 
   /** Deletes the entity and every event of it; the actor's record goes too (but a tombstone). */
@@ -434,6 +488,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     'delete-entity': (t, msg) => deleteEntity(t, originOf(t.id), msg),
     get: (t) => t.state?.entity ?? null,
     deregister: (t) => deregister(t, 'agent stopped'),
+    'legacy-remove': (t, msg) => legacyRemove(t, msg),
   };
 
   return {

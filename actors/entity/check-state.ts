@@ -20,12 +20,36 @@ export function totalStateChange(history: readonly HistoryEntry[]): number {
 }
 
 /**
- * Whether the check is flapping: it starts flapping at `high` and keeps flapping until the score
- * drops to `low` or below (hysteresis). Both thresholds must be set.
+ * The legacy generation's score (docs/compatibility.md#legacy-client), for legacy results: doubles, and
+ * the first entry compared with itself, so entry i weighs 0.8 + 0.02 * i (one step more than ours).
  */
-export function isFlapping(score: number, wasFlapping: boolean, low?: number, high?: number): boolean {
-  if (!low || !high) return false;
-  return wasFlapping ? score > low : score >= high;
+export function legacyTotalStateChange(history: readonly HistoryEntry[]): number {
+  if (history.length < HISTORY_LENGTH) return 0;
+  let changes = 0;
+  let weight = 0.8;
+  let prev = history[0]!.status;
+  for (const { status } of history) {
+    if (status !== prev) changes += weight;
+    weight += 0.02;
+    prev = status;
+  }
+  return Math.trunc((changes / 20) * 100);
+}
+
+/**
+ * Whether the check is flapping: it starts flapping at `high` and keeps flapping until the score
+ * drops to `low` or below (hysteresis). Both thresholds must be set (non-zero; for a legacy result,
+ * integers, 0 included, as the legacy generation checked them).
+ */
+export function isFlapping(
+  score: number,
+  wasFlapping: boolean,
+  low?: number,
+  high?: number,
+  legacy = false,
+): boolean {
+  if (legacy ? !Number.isInteger(low) || !Number.isInteger(high) : !low || !high) return false;
+  return wasFlapping ? score > low! : score >= high!;
 }
 
 /** A result of 0 right after a non-zero one (docs/compatibility.md#check-state-formulas), read from the merged history. */
@@ -35,8 +59,11 @@ export function isResolution(check: Check | undefined): boolean {
   return !!check && (check.status ?? 0) === 0 && previous !== 0;
 }
 
-/** Returns `current` with history, occurrences, watermark, score, state and last_ok filled in. */
-export function mergeCheck(previous: Check | undefined, current: Check): Check {
+/**
+ * Returns `current` with history, occurrences, watermark, score, state and last_ok filled in; a legacy
+ * result (a legacy client's, or one through the legacy API) is scored with the legacy formula.
+ */
+export function mergeCheck(previous: Check | undefined, current: Check, legacy = false): Check {
   const status = current.status ?? 0;
   const executed = current.executed ?? Math.floor(Date.now() / 1000);
   const history = [...(previous?.history ?? []), { status, executed }].slice(-HISTORY_LENGTH);
@@ -48,7 +75,7 @@ export function mergeCheck(previous: Check | undefined, current: Check): Check {
   if (prevStatus === 0 && status !== 0) watermark = 1;
   else if (occurrences > watermark) watermark = occurrences;
 
-  const score = totalStateChange(history);
+  const score = legacy ? legacyTotalStateChange(history) : totalStateChange(history);
   // A forced resolution (the legacy API's resolve, docs/compatibility.md#legacy-api) ends flapping too.
   const forced = (current as { force_resolve?: unknown }).force_resolve === true && status === 0;
   const flapping =
@@ -58,6 +85,7 @@ export function mergeCheck(previous: Check | undefined, current: Check): Check {
       previous?.state === 'flapping',
       current.low_flap_threshold,
       current.high_flap_threshold,
+      legacy,
     );
   let lastOk = previous?.last_ok ?? 0;
   let state: string;

@@ -1,6 +1,7 @@
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { derivedEventId } from './keepalive.ts';
+import { legacyDeregistrationCheck } from './legacy-client.ts';
 
 const DEREGISTRATION_CHECK = 'deregistration';
 
@@ -20,12 +21,19 @@ export function deregistrationEvent(
 ): { event: Event; handlers: string[] } {
   const name = entity.metadata.name ?? '';
   const ns = entity.metadata.namespace ?? 'default';
+  const sec = Math.floor(nowMs / 1000);
+  const id = derivedEventId(ns, name, DEREGISTRATION_CHECK, nowMs);
+  if (entity.legacy) {
+    // Built from the client's `deregistration` scope (docs/compatibility.md#legacy-client).
+    const check = legacyDeregistrationCheck(entity, ns, sec, node);
+    const event: Event = { timestamp: sec, id, entity, check, metadata: { namespace: ns } };
+    return { event, handlers: check.handlers ?? [] };
+  }
   const handler = entity.deregistration?.handler || defaultHandler;
   const handlers = handler ? [handler] : [];
-  const sec = Math.floor(nowMs / 1000);
   const event: Event = {
     timestamp: sec,
-    id: derivedEventId(ns, name, DEREGISTRATION_CHECK, nowMs),
+    id,
     entity,
     check: {
       metadata: { name: DEREGISTRATION_CHECK, namespace: ns },

@@ -26,6 +26,17 @@ export interface EventMsg {
   origin: Origin;
   event: Event;
   source?: 'agent' | 'api';
+  /** A legacy client's result about a proxy client (gateway/agents/event-route.ts): a legacy result. */
+  legacy?: boolean;
+}
+
+/**
+ * Removes a legacy client as the legacy API's DELETE does (its events resolved for their handlers
+ * first), unless a keepalive arrived after `since_ms` (the cloudvm integration's removal).
+ */
+export interface LegacyRemoveMsg {
+  reason: string;
+  since_ms: number;
 }
 
 /** Create, replace or merge-patch the entity through the API. */
@@ -72,6 +83,7 @@ export interface EntityProtocol {
   get: { body: null; reply: Entity | null };
   /** From an agent that said goodbye: deregisters it only when its entity asks for that. */
   deregister: { body: null; reply: { deregistered: boolean } };
+  'legacy-remove': { body: LegacyRemoveMsg; reply: { removed: boolean } };
 }
 
 export type EntityMessage = keyof EntityProtocol;
@@ -84,6 +96,11 @@ export interface EntityState {
   checks?: string[];
   /** Set once the API wrote the entity: from then on its managed fields win over keepalives. */
   api_managed?: boolean;
+  /**
+   * A legacy client's signature (docs/compatibility.md#legacy-client): the first non-empty one its
+   * keepalives carried. Kept here, never in the entity nor in logs; forgotten with the entity.
+   */
+  signature?: string;
 }
 
 export interface KeepaliveState {

@@ -1,5 +1,6 @@
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Event } from '../../proto/schemas/event.ts';
+import { legacyRegistrationCheck } from './legacy-client.ts';
 
 const REGISTRATION_CHECK = 'registration';
 
@@ -13,17 +14,20 @@ export function registrationEvent(entity: Entity, id: string, nowSec: number, no
     timestamp: nowSec,
     id,
     entity,
-    check: {
-      metadata: { name: REGISTRATION_CHECK, namespace: ns },
-      status: 1,
-      output: `Entity ${entity.metadata.name ?? ''} registered`,
-      handlers: [REGISTRATION_CHECK],
-      interval: 1,
-      executed: nowSec,
-      issued: nowSec,
-      scheduler: 'monitor',
-      processed_by: node,
-    },
+    // A legacy client's is built from its `registration` scope (docs/compatibility.md#legacy-client).
+    check: entity.legacy
+      ? legacyRegistrationCheck(entity, ns, nowSec, node)
+      : {
+          metadata: { name: REGISTRATION_CHECK, namespace: ns },
+          status: 1,
+          output: `Entity ${entity.metadata.name ?? ''} registered`,
+          handlers: [REGISTRATION_CHECK],
+          interval: 1,
+          executed: nowSec,
+          issued: nowSec,
+          scheduler: 'monitor',
+          processed_by: node,
+        },
     metadata: { namespace: ns },
   };
 }

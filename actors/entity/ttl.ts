@@ -97,13 +97,17 @@ export async function expireTtl(
   // As the reference: seconds since the stored result's execution (after a first expiry, since that
   // failure result, so a repeat reports about one ttl).
   const agoSec = Math.max(0, nowSec - (stored.check.executed ?? nowSec));
-  const check = mergeCheck(stored.check, {
-    ...stored.check,
-    status: ttlStatusOf(stored.check),
-    state: 'failing',
-    output: ttlOutput(agoSec),
-    executed: nowSec,
-  });
+  const check = mergeCheck(
+    stored.check,
+    {
+      ...stored.check,
+      status: ttlStatusOf(stored.check),
+      state: 'failing',
+      output: ttlOutput(agoSec),
+      executed: nowSec,
+    },
+    st.entity.legacy !== undefined,
+  );
   // late_ms: how long after its deadline the expiry ran (bench/ttl.ts reads it).
   t.log.warn('check ttl expired', {
     namespace: ns,

@@ -38,7 +38,13 @@ export function routeAgentEvent(event: Event, origin: Origin): EventRoute {
   return {
     kind: 'store',
     actorId: entityActorId(origin.namespace, proxy),
-    msg: { origin: { ...origin, name: proxy }, event: { ...event, entity }, source: 'api' },
+    msg: {
+      origin: { ...origin, name: proxy },
+      event: { ...event, entity },
+      source: 'api',
+      // A legacy client's result about a proxy client is a legacy result (docs/compatibility.md#legacy-client).
+      ...(event.entity?.legacy ? { legacy: true } : {}),
+    },
     proxy,
   };
 }

@@ -191,8 +191,10 @@ export class AgentSession {
         ...r.output.entity,
         metadata: { ...r.output.entity?.metadata, name: this.origin.name, namespace: this.origin.namespace },
       };
+      // A legacy client's signature is checked by its entity actor and never goes further.
+      const { signature: _signature, ...event } = r.output;
       const queued =
-        this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...r.output, entity }, id) ??
+        this.deps.pipeline?.submitMetrics(this.origin.namespace, { ...event, entity }, id) ??
         Promise.resolve(false);
       this.track(
         queued.then(

@@ -110,6 +110,7 @@ function nodeServices(
       readModel,
       interest,
       entityStats,
+      actors: () => actors(),
     },
     log,
   );

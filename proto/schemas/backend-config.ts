@@ -5,6 +5,7 @@ import type { FlagSpec } from '../flags.ts';
 import { LOG_LEVELS } from '../log-levels.ts';
 import { Name } from './common.ts';
 import { legacyApiConfigEntries, legacyApiFlags } from './legacy-api-config.ts';
+import { legacyClientConfigEntries, legacyClientFlags } from './legacy-client-config.ts';
 
 export const BACKEND_ENV_PREFIX = 'MONITOR_BACKEND_';
 export const BACKEND_CONFIG_FILE = '/etc/monitor/backend.yml';
@@ -211,6 +212,7 @@ export const backendFlags: FlagSpec[] = [
     default: 64,
   },
   ...legacyApiFlags,
+  ...legacyClientFlags,
 ];
 
 const Port = v.pipe(
@@ -315,6 +317,7 @@ export const BackendConfig = v.object({
     v.maxValue(1024, 'must be at most 1024'),
   ),
   ...legacyApiConfigEntries,
+  ...legacyClientConfigEntries,
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
 

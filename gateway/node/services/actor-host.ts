@@ -9,6 +9,9 @@ import { ActorHost } from '../../../actors/runtime/host.ts';
 import type { ConfigStore } from '../../../actors/config/store.ts';
 import type { SilencedIndex } from '../../../actors/config/silenced-index.ts';
 import { entityBehavior, type EntityStats } from '../../../actors/entity/actor.ts';
+import { cloudvmCheck } from '../../../actors/entity/cloudvm.ts';
+import { entityRef } from '../../../actors/entity/ref.ts';
+import type { ActorClient } from '../../../actors/runtime/ask.ts';
 import type { EntityReadModel } from '../../../actors/entity/read-model.ts';
 import { silencedBy, toDeleteOnResolve } from '../../../actors/entity/silencing.ts';
 import type { pipelineInterest } from '../../../actors/pipeline/workflows.ts';
@@ -25,6 +28,8 @@ interface ActorHostDeps {
   readModel: () => EntityReadModel;
   interest: () => ReturnType<typeof pipelineInterest>;
   entityStats: EntityStats;
+  /** The node's actor client (made after the host: asked only once both exist). */
+  actors: () => ActorClient;
 }
 
 /**
@@ -71,6 +76,14 @@ export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: L
             },
             pushConfig: (ns, name, entity) =>
               nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
+            cloudvm: cfg['legacy-cloudvm-url']
+              ? cloudvmCheck({
+                  url: cfg['legacy-cloudvm-url'],
+                  log: log.child({ component: 'cloudvm' }),
+                  remove: (ns, name, reason, since) =>
+                    entityRef(deps.actors(), ns, name).ask('legacy-remove', { reason, since_ms: since }),
+                })
+              : undefined,
           }),
           scheduleBehavior({
             config,
