@@ -7,12 +7,16 @@ import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
 import { redactValue } from '../../lib/redact.ts';
 import type { LegacyServices } from './env.ts';
 import { LegacyError } from './http.ts';
+import { LEGACY_API_USER } from '../../actors/entity/legacy-client.ts';
 
 // What the legacy routes share: the namespace's entities and events from the read model (ordered,
 // in memory), and the resolution of an event through its entity actor.
 
-/** Who the entity actor is told wrote through the legacy API (it has no users of its own). */
-export const LEGACY_USER = 'legacy-api';
+/**
+ * Who the entity actor is told wrote through the legacy API (it has no users of its own); the actor
+ * treats such results as legacy ones (docs/compatibility.md#legacy-client).
+ */
+export const LEGACY_USER = LEGACY_API_USER;
 
 /** Every stored event of the legacy namespace, or of one of its entities, in name order. */
 export function storedEvents(svc: LegacyServices, entity?: string): Event[] {
