@@ -398,4 +398,27 @@ test('results acknowledged while the backend is stopped are delivered once it re
   await storedEvent(CLIENT, viaUdp, 30_000);
 });
 
+test('a result answered ok survives the agent being killed before any backend took it', async () => {
+  const check = fresh('killed-agent');
+  await backend.stop();
+  assert.is((await tcp([JSON.stringify({ name: check, output: 'kept on disk', status: 1 })])).answer, 'ok');
+  // No orderly stop: whatever was answered ok must already be on disk.
+  await client.kill('SIGKILL');
+  const o = client.options;
+  client = await startLegacyClient({
+    name: CLIENT,
+    backendUrls: backend.agentUrl,
+    configDir: client.configDir,
+    cacheDir: client.cacheDir,
+    client: {
+      socket: { port: client.socketPort },
+      http_socket: { port: client.httpPort, user: 'sock-user', password: 'sock:pass' },
+      service: { api_key: 'key-in-settings', plain: 'shown' },
+    },
+    ...(o.env ? { env: o.env } : {}),
+  });
+  backend = await startBackend({ ...backend.options, init: false });
+  assert.is((await storedEvent(CLIENT, check, 60_000)).check.status, 1);
+});
+
 test.run();
