@@ -4,6 +4,7 @@ import type { ConfigStore } from '../config/store.ts';
 import { SEP, type EntityReadModel } from '../entity/read-model.ts';
 import type { StoredCheck } from './messages.ts';
 import { matchEntities } from './proxy.ts';
+import { roundRobinOnly } from '../../proto/legacy/subscriptions.ts';
 
 /** What the scheduler hands to agents: core/v2 CheckRequest (see proto/schemas/check-request.ts). */
 export interface OutgoingRequest {
@@ -60,8 +61,8 @@ export function requestSubjects(ns: string, check: StoredCheck, subscriptions?: 
   const subs = subscriptions && subscriptions.length ? subscriptions : (check.subscriptions ?? []);
   const out = new Set<string>();
   for (const s of subs) {
-    const m = /^(?:roundrobin|direct):(.+)$/.exec(s);
-    if (m) out.add(subjects.roundRobin(ns, m[1]!));
+    const group = roundRobinOnly(s);
+    if (group !== undefined) out.add(subjects.roundRobin(ns, group));
     else out.add(check.round_robin ? subjects.roundRobin(ns, s) : subjects.subscription(ns, s));
   }
   return [...out];

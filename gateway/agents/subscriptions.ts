@@ -6,6 +6,7 @@ import { Entity } from '../../proto/schemas/entity.ts';
 import { encodeFrame, ENTITY_NOT_FOUND, type PayloadCodec } from '../../proto/frames.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { NatsAdapter } from '../../actors/runtime/nats.ts';
+import { roundRobinOnly } from '../../proto/legacy/subscriptions.ts';
 
 // Check requests reach an agent through the subjects of its subscriptions
 // (docs/architecture.md#agent-connect, docs/compatibility.md#agent-session): one subject fans out to every
@@ -21,16 +22,6 @@ interface CheckSubscriptionsDeps {
   /** Hands a validated request to the session, which encodes and sends it. */
   deliver: (req: CheckRequest) => void;
   log: () => Logger;
-}
-
-/**
- * The subscription a legacy `roundrobin:<x>` (or `direct:<x>`) entry stands for, or undefined for a plain
- * one: such an entry joins only the round-robin group of `<x>`, never its fan-out
- * (docs/compatibility.md#legacy-client), so one client of the group runs each request.
- */
-export function roundRobinOnly(subscription: string): string | undefined {
-  const m = /^(?:roundrobin|direct):(.+)$/.exec(subscription);
-  return m ? m[1] : undefined;
 }
 
 /** The subscriptions a session listens to: the given ones plus the agent's own `entity:<name>`. */

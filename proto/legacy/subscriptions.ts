@@ -14,6 +14,16 @@ export const toLegacySubscription = (s: string): string =>
 export const fromLegacySubscription = (s: string): string =>
   s.startsWith(LEGACY) ? CURRENT + s.slice(LEGACY.length) : s;
 
+/**
+ * The subscription a legacy `roundrobin:<x>` (or `direct:<x>`) entry stands for, or undefined for a
+ * plain one: such an entry means only the round-robin group of `<x>`, never its fan-out
+ * (docs/compatibility.md#round-robin), for a client's subscriptions and a check's alike.
+ */
+export function roundRobinOnly(subscription: string): string | undefined {
+  const m = /^(?:roundrobin|direct):(.+)$/.exec(subscription);
+  return m ? m[1] : undefined;
+}
+
 /** A list shown the legacy way, without duplicates, in its order. */
 export const toLegacySubscriptions = (subs: readonly string[] | null | undefined): string[] => [
   ...new Set((subs ?? []).map(toLegacySubscription)),

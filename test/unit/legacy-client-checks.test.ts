@@ -10,7 +10,8 @@ import { classicCheck, mergeLocal, selectClassicHook } from '../../agent/legacy/
 import { planLegacy, SAFE_MODE_OUTPUT } from '../../agent/checks/legacy.ts';
 import { standaloneSchedule } from '../../agent/legacy/standalone.ts';
 import { legacySubdued } from '../../agent/legacy/checks/subdue.ts';
-import { CheckSubscriptions, roundRobinOnly } from '../../gateway/agents/subscriptions.ts';
+import { CheckSubscriptions } from '../../gateway/agents/subscriptions.ts';
+import { roundRobinOnly } from '../../proto/legacy/subscriptions.ts';
 import { requestSubjects } from '../../actors/schedule/requests.ts';
 import { subjects } from '../../proto/names.ts';
 import { createLogger } from '../../lib/log.ts';
