@@ -97,8 +97,9 @@ export interface EntityState {
   /** Set once the API wrote the entity: from then on its managed fields win over keepalives. */
   api_managed?: boolean;
   /**
-   * A legacy client's signature (docs/compatibility.md#legacy-client): the first non-empty one its
-   * keepalives carried. Kept here, never in the entity nor in logs; forgotten with the entity.
+   * The digest (`sha256:<hex>`) of a legacy client's signature (docs/compatibility.md#signatures):
+   * the first non-empty one its keepalives carried. Never in the entity nor in logs; forgotten with
+   * the entity.
    */
   signature?: string;
 }

@@ -3,7 +3,7 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { coreApi, fresh } from '../harness/api.ts';
@@ -232,6 +232,16 @@ test('signatures: a forged keepalive and a forged result are dropped and logged,
   const ev = await coreEvent(name, 'good-check');
   assert.not.ok(JSON.stringify(ev).includes(SIGNATURE), 'nor in its events');
   assert.not.ok(JSON.stringify(backend.logs()).includes(SIGNATURE), 'nor in the logs');
+  // The actor keeps a digest: the signature itself is in no file of the stores (NATS and etcd data).
+  const files = readdirSync(backend.stateDir, { recursive: true, withFileTypes: true }).filter((d) =>
+    d.isFile(),
+  );
+  assert.ok(files.length > 0, 'the state dir holds the stores');
+  for (const f of files)
+    assert.not.ok(
+      readFileSync(join(f.parentPath ?? f.path, f.name)).includes(SIGNATURE),
+      `the signature is stored in ${f.name}`,
+    );
 });
 
 test('signatures: a client without one adopts one later; deleting the client forgets it', async () => {
