@@ -18,7 +18,7 @@ help:
 	@echo "make lint   - types, layer rules, eslint, unused exports, format check"
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
-	@echo "make bench-legacy - the legacy API benchmark alone (GET /events, POST /results, next to core/v2)"
+	@echo "make bench-legacy - the legacy benchmarks alone: the API next to core/v2, the client sockets next to the agent inputs"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
 	@echo "make deploy - kubectl apply -k deploy/k8s/overlays/\$$OVERLAY (prod, or OVERLAY=dev) to the current cluster"
 	@echo "make deploy-check - render every overlay of deploy/k8s offline and validate it (part of make test)"
@@ -143,7 +143,7 @@ bench: setup
 
 # The legacy API's benchmark alone (bench/legacy.ts), with the core/v2 figures of the same run beside it.
 bench-legacy: setup
-	@node --import tsx bench/run.ts legacy
+	@node --import tsx bench/run.ts legacy legacy-client
 
 clean:
 	rm -rf .state .cluster node_modules

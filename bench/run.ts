@@ -1,6 +1,6 @@
 /**
  * `make bench`: node --import tsx bench/run.ts [ask] [agents] [rest] [agent] [ttl] [results] [pipeline]
- * [sandbox] [legacy] [--profile] [--heap]
+ * [sandbox] [legacy] [legacy-client] [--profile] [--heap]
  *
  * Runs every benchmark in sequence (or those named), prints a figure block per benchmark as it
  * ends, then a summary. Progress notes go to stderr, figures to stdout.
@@ -22,6 +22,8 @@
  *   legacy   the legacy API (port 4567) next to core/v2 on one backend: GET /events p50/p99 at 200/s
  *            with 10,000 events stored, whole lists, POST /results/s and core/v2 event POSTs/s over
  *            64 connections (bench/legacy.ts; `make bench-legacy`)                         (~3 min)
+ *   legacy-client  a legacy client's TCP socket and HTTP socket next to a current agent's TCP socket
+ *            and API: answered/s, p50/p99 and drain time (bench/legacy-client.ts; `make bench-legacy`) (~2 min)
  *   --profile  CPU-profile the ask host (c=256 window), the keepalive backend, the agents backend
  *              (steady windows only) and the rest backend (an extra window per phase) and print
  *              their top self-time functions
@@ -46,6 +48,8 @@
  * BENCH_SANDBOX_FILTERS=2000
  * legacy: BENCH_LEGACY_SECONDS=20  BENCH_LEGACY_WARMUP=3  BENCH_LEGACY_CONNECTIONS=64  BENCH_LEGACY_ENTITIES=1000
  * BENCH_LEGACY_CHECKS=10  BENCH_LEGACY_LIST_RATE=200  BENCH_LEGACY_LIST_LIMIT=100 (0: whole list)  BENCH_LEGACY_FULL_RATE=2
+ * legacy-client: BENCH_LEGACY_CLIENT_CONCURRENCY=16  BENCH_LEGACY_CLIENT_SECONDS=15  BENCH_LEGACY_CLIENT_WARMUP=3
+ * BENCH_LEGACY_CLIENT_CHECKS=100
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
@@ -60,6 +64,7 @@ import { resultsConfig, runResults } from './results/index.ts';
 import { pipelineConfig, runPipeline } from './pipeline.ts';
 import { runSandbox, sandboxConfig } from './sandbox.ts';
 import { legacyBenchConfig, runLegacy } from './legacy.ts';
+import { legacyClientBenchConfig, runLegacyClient } from './legacy-client.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -74,6 +79,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   pipeline: (args) => runPipeline(pipelineConfig(args)),
   sandbox: () => runSandbox(sandboxConfig()),
   legacy: () => runLegacy(legacyBenchConfig()),
+  'legacy-client': () => runLegacyClient(legacyClientBenchConfig()),
 };
 
 const args = process.argv.slice(2);
