@@ -55,6 +55,13 @@ export class ShardManager {
   private membersKey = '';
   private membersChangedAt = 0;
   /**
+   * What the table gave this node before the last change of the member list, when it was a member
+   * then: the shards of `coverage`'s handoff grace are those the change added, never these.
+   */
+  private previousDesired: Set<number> | undefined;
+  /** Shards owned whose activation has not finished: not served yet, so not held for readiness. */
+  private readonly activating = new Set<number>();
+  /**
    * The lease under which this node last held every shard of the table. The handoff grace of
    * `coverage` is for that lease only: a node that rejoined under a new one (after its guard ran out,
    * even if no session-lost callback came) must hold its shards before it is ready again.
@@ -73,6 +80,9 @@ export class ShardManager {
     this.membership.onMembersChanged((members) => {
       const key = members.join('\n');
       if (key !== this.membersKey) {
+        const before = this.membersKey === '' ? [] : this.membersKey.split('\n');
+        const me = this.membership.node;
+        this.previousDesired = before.includes(me) ? shardsOf(me, before, this.opts.shardCount) : undefined;
         this.membersKey = key;
         this.membersChangedAt = Date.now();
       }
@@ -213,6 +223,7 @@ export class ShardManager {
     if (!this.membership.guardOk() || this.membership.leaseId !== leaseId) return;
     this.owned.set(shard, fence);
     this.owners.set(shard, { node: me, lease: leaseId, createRevision: fence });
+    this.activating.add(shard);
     try {
       await this.host.activate(shard, fence);
     } catch (err) {
@@ -221,6 +232,8 @@ export class ShardManager {
       this.host.drop(shard);
       await this.etcd.deleteIfCreatedAt(key, fence).catch(() => {});
       this.scheduleRetry();
+    } finally {
+      this.activating.delete(shard);
     }
   }
 
@@ -237,8 +250,10 @@ export class ShardManager {
    * Shards the placement table gives this node that it does not hold, out of how many it gives it;
    * `member` false when the member list does not show this node. Shards held beyond the table (being
    * handed off after a join) are not counted: they are served until the handoff ends. `settling`:
-   * the shards missing came with a change of the member list less than handoffGraceMs ago, on a
-   * node that held all of its own before; a node that (re)joins has no such grace.
+   * every shard missing came with a change of the member list less than handoffGraceMs ago (the
+   * table gave it to this node only then), on a node that was a member before the change and held
+   * all of its own; a node that (re)joins has no such grace, and neither has a shard it held before
+   * the change and lost since (docs/architecture.md#readiness-and-liveness).
    */
   coverage(now = Date.now()): { member: boolean; desired: number; missing: number; settling: boolean } {
     const me = this.membership.node;
@@ -248,11 +263,17 @@ export class ShardManager {
     if (this.desired?.key !== key)
       this.desired = { key, shards: shardsOf(me, members, this.opts.shardCount) };
     let missing = 0;
-    for (const s of this.desired.shards) if (!this.owned.has(s)) missing++;
+    let missingOfOld = 0;
+    for (const s of this.desired.shards)
+      if (!this.owned.has(s) || this.activating.has(s)) {
+        missing++;
+        if (!this.previousDesired || this.previousDesired.has(s)) missingOfOld++;
+      }
     const lease = this.membership.leaseId;
     if (missing === 0 && this.membership.guardOk()) this.settledLease = lease;
     const settling =
       missing > 0 &&
+      missingOfOld === 0 &&
       lease !== undefined &&
       this.settledLease === lease &&
       now - this.membersChangedAt < DEFAULTS.handoffGraceMs;
