@@ -1,5 +1,6 @@
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check } from '../../proto/schemas/event.ts';
+import { isObject } from '../../proto/legacy/json.ts';
 
 // What the backend does differently for a legacy (Classic) client and its results
 // (docs/compatibility.md#legacy-client): keepalive texts, the registration and deregistration checks
@@ -12,7 +13,6 @@ import type { Check } from '../../proto/schemas/event.ts';
 export const LEGACY_API_USER = 'legacy-api';
 
 type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** A legacy client that turned keepalive monitoring off (`keepalives: false`). */
 export const keepalivesOff = (entity: Entity): boolean => entity.legacy?.keepalives === false;
@@ -25,7 +25,7 @@ export const legacySilentOutput = (silentSec: number, threshold: number) =>
 function deepMerge(a: Obj, b: Obj): Obj {
   const out: Obj = { ...a };
   for (const [k, value] of Object.entries(b))
-    out[k] = isObj(out[k]) && isObj(value) ? deepMerge(out[k], value) : value;
+    out[k] = isObject(out[k]) && isObject(value) ? deepMerge(out[k], value) : value;
   return out;
 }
 
@@ -34,7 +34,7 @@ function deepMerge(a: Obj, b: Obj): Obj {
  * `handlers` (a scope's `handlers` win over its `handler`, as they did when handled), minus `omit`.
  */
 function scopedCheck(scope: unknown, defaultHandler: string, omit: readonly string[]): Obj {
-  const given = isObj(scope) ? { ...scope } : {};
+  const given = isObject(scope) ? { ...scope } : {};
   for (const k of omit) delete given[k];
   const merged = deepMerge({ status: 1 }, given);
   const handlers = Array.isArray(given.handlers)

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../proto/flags.ts';
-import { isObject, legacySettings, type LegacySettings } from '../../proto/legacy/client-definition.ts';
+import { legacySettings, type LegacySettings } from '../../proto/legacy/client-definition.ts';
+import { isObject } from '../../proto/legacy/json.ts';
 
 // Reads a legacy client's configuration as the legacy client's settings loader did
 // (docs/compatibility.md#legacy-client): a directory's `*.json` files deep-merged in name order, or

@@ -1,17 +1,17 @@
 import { LEGACY_NAME } from './clients.ts';
+import {
+  AGGREGATE_NAME as AGGREGATE,
+  isInt,
+  isObject,
+  isSet as set,
+  isStrings,
+  SOURCE_NAME as SOURCE,
+} from './json.ts';
 
 // A check of a legacy client's `checks` scope (docs/compatibility.md#legacy-client): a local
 // definition merged over requests of the same name, or a standalone check the client schedules
 // itself. Checked when the agent starts, so a typo is one line at start and not a check that never
 // runs; the first problem names the attribute (`checks.<name>.<attribute>`).
-
-const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x);
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
-const isStrings = (x: unknown) => Array.isArray(x) && x.every((s) => typeof s === 'string');
-const set = (x: unknown) => x !== undefined && x !== null;
-const AGGREGATE = /^[\w.:|-]+$/;
-const SOURCE = /^[\w.-]*(:{3}[\w|.-]+:{3}[\w.-]*|[\w.-]+)$/;
 
 type Rule = [attribute: string, ok: (c: Record<string, unknown>) => boolean, rule: string];
 

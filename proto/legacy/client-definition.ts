@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { LEGACY_NAME } from './clients.ts';
 import { checkDefinitionProblem } from './check-definition.ts';
+import { isInt, isObject, isStrings } from './json.ts';
 
 // A legacy client's own definition (`{"client": {...}, "checks": {...}}` in its conf.d), as
 // `monitor-agent start --legacy-config` reads it (docs/compatibility.md#legacy-client): every attribute
@@ -10,11 +11,8 @@ import { checkDefinitionProblem } from './check-definition.ts';
 
 type Obj = Record<string, unknown>;
 
-export const isObject = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x);
 const isString = (x: unknown): x is string => typeof x === 'string';
 const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
-const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.every(isString);
 const isPort = (x: unknown) => isInt(x) && x >= 0 && x <= 65535;
 
 /** What an attribute must be, as the message says it. */

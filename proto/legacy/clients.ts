@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { Entity } from '../schemas/entity.ts';
 import { VERSION } from '../version.ts';
 import { fromLegacySubscription, toLegacySubscriptions } from './subscriptions.ts';
+import { isInt, isObject, isStrings } from './json.ts';
 
 // A legacy client IS an entity of the legacy API's namespace (docs/compatibility.md#legacy-api). What
 // the entity models (name, subscriptions, redact, last_seen, agent version) comes from the entity;
@@ -11,11 +12,7 @@ import { fromLegacySubscription, toLegacySubscriptions } from './subscriptions.t
 /** A name as Classic restricted client and check names (no newline: `$` is the end of the string). */
 export const LEGACY_NAME = /^[\w.-]+$/;
 
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
-const isInt = (x: unknown) => typeof x === 'number' && Number.isInteger(x);
 const optional = (x: unknown, ok: (x: unknown) => boolean) => x === undefined || x === null || ok(x);
-const strings = (x: unknown) => Array.isArray(x) && x.every((s) => typeof s === 'string');
 
 /** A `socket` or `http_socket` block: a bind address and a port when set. */
 const socketOk = (x: unknown) =>
@@ -25,7 +22,7 @@ const socketOk = (x: unknown) =>
 const keepaliveOk = (x: unknown) =>
   isObject(x) &&
   optional(x.handler, (h) => typeof h === 'string') &&
-  optional(x.handlers, strings) &&
+  optional(x.handlers, isStrings) &&
   optional(x.thresholds, (t) => isObject(t) && optional(t.warning, isInt) && optional(t.critical, isInt));
 
 /** A `registration` or `deregistration` block: a handler name when set. */
@@ -49,7 +46,7 @@ export const LegacyClientDefinition = v.pipe(
   v.check((c) => optional(c.socket, socketOk), 'client socket'),
   v.check((c) => optional(c.http_socket, socketOk), 'client http_socket'),
   v.check((c) => optional(c.keepalive, keepaliveOk), 'client keepalive'),
-  v.check((c) => optional(c.redact, strings), 'client redact'),
+  v.check((c) => optional(c.redact, isStrings), 'client redact'),
   v.check((c) => optional(c.signature, (s) => typeof s === 'string'), 'client signature'),
   v.check((c) => optional(c.registration, handlerBlockOk), 'client registration'),
   v.check((c) => optional(c.deregister, (d) => typeof d === 'boolean'), 'client deregister'),

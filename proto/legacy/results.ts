@@ -2,15 +2,11 @@ import * as v from 'valibot';
 import { Check } from '../schemas/event.ts';
 import { LEGACY_NAME } from './clients.ts';
 import { fromLegacySubscription } from './subscriptions.ts';
+import { AGGREGATE_NAME as AGGREGATE, isInt, isSet, SOURCE_NAME as SOURCE } from './json.ts';
 
 // A check result as the legacy generation accepted it from its API (`POST /results`) and its client
 // sockets: the reference's rules, checked in its order, the first failure's message reported. The
 // defaults (status 0, executed now) apply before the rules, so `{"name":"x","output":"y"}` is valid.
-
-const isInt = (x: unknown) => typeof x === 'number' && Number.isInteger(x);
-const isSet = (x: unknown) => x !== undefined && x !== null;
-const AGGREGATE = /^[\w.:|-]+$/;
-const SOURCE = /^[\w.-]*(:{3}[\w|.-]+:{3}[\w.-]*|[\w.-]+)$/;
 
 type Rule = [(r: Record<string, unknown>) => boolean, string];
 
