@@ -1,6 +1,6 @@
 import type { Entity } from '../../proto/schemas/entity.ts';
 import type { Check, Event } from '../../proto/schemas/event.ts';
-import { LEGACY_REDACT } from '../../proto/legacy/redact.ts';
+import { legacyRedactFields } from '../../proto/legacy/redact.ts';
 import { entityRef } from '../../actors/entity/ref.ts';
 import { SEP } from '../../actors/entity/read-model.ts';
 import { ENTITY_LIMIT_MESSAGE } from '../../actors/entity/limit.ts';
@@ -39,7 +39,7 @@ export function refuseOverLimit(svc: LegacyServices, name: string): void {
 
 /** A client shown: redacted with its own `redact` list, else the legacy default list. */
 export function redactClient(client: Record<string, unknown>): Record<string, unknown> {
-  return redactValue(client, Array.isArray(client.redact) ? (client.redact as string[]) : LEGACY_REDACT);
+  return redactValue(client, legacyRedactFields(client));
 }
 
 const RESOLVE_OUTPUT = 'Resolving on request of the API';

@@ -68,13 +68,19 @@ export function withClientDefaults(body: Record<string, unknown>, nowSec: number
 /** Fields of a definition the entity models itself, or that are worked out when shown. */
 const MODELLED = new Set(['name', 'subscriptions', 'redact', 'deregister', 'version', 'timestamp']);
 
+/** What of a definition the entity keeps in `legacy`: every attribute it does not model itself. */
+export function definitionExtras(def: Record<string, unknown>): Record<string, unknown> {
+  const legacy: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(def)) if (!MODELLED.has(k)) legacy[k] = value;
+  return legacy;
+}
+
 /**
  * The entity a valid client definition describes. `existing` (the entity already stored under that
  * name) keeps its class, system facts and metadata; anything else is a proxy entity.
  */
 export function clientToEntity(def: LegacyClientDefinition, nowSec: number, existing?: Entity): Entity {
-  const legacy: Record<string, unknown> = {};
-  for (const [k, value] of Object.entries(def)) if (!MODELLED.has(k)) legacy[k] = value;
+  const legacy = definitionExtras(def);
   const subs = (def.subscriptions as string[]).map(fromLegacySubscription);
   const entity: Entity = {
     ...existing,

@@ -19,3 +19,7 @@ export const LEGACY_REDACT: readonly string[] = [
   'access_key_id',
   'secret_access_key',
 ];
+
+/** The keys hidden in a client definition: its own `redact` list, which replaces the default, else the list above. */
+export const legacyRedactFields = (def: { redact?: unknown }): readonly string[] =>
+  Array.isArray(def.redact) ? (def.redact as string[]) : LEGACY_REDACT;

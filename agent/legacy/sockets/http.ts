@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { LEGACY_REDACT } from '../../../proto/legacy/redact.ts';
+import { legacyRedactFields } from '../../../proto/legacy/redact.ts';
 import { VERSION } from '../../../proto/version.ts';
 import { REDACTED, redactValue } from '../../../lib/redact.ts';
 import { listen, type Listener } from '../../listen.ts';
@@ -137,8 +137,7 @@ async function answer(req: IncomingMessage, s: HttpState): Promise<Answer> {
 
 /** The settings as `/settings` shows them by default: the client's redact list (else the legacy one), and its signature. */
 export function redactSettings(settings: LegacyInputDeps['settings']): unknown {
-  const fields = settings.client.redact ?? LEGACY_REDACT;
-  const out = redactValue(settings, fields);
+  const out = redactValue(settings, legacyRedactFields(settings.client));
   if (out.client.signature === undefined) return out;
   return { ...out, client: { ...out.client, signature: REDACTED } };
 }
