@@ -1,5 +1,5 @@
 import type { Socket as UdpSocket } from 'node:dgram';
-import type { Server } from 'node:net';
+import { isIPv6, type Server } from 'node:net';
 
 // Binding of the agent's local listeners (HTTP API, sockets, StatsD): one error type so the entry
 // point can tell "port in use" from a bug and exit with a clear line.
@@ -45,5 +45,19 @@ export function bindUdp(what: string, socket: UdpSocket, host: string, port: num
       socket.off('error', onError);
       resolve();
     });
+  });
+}
+
+/** The UDP socket family for a bind address (`[::1]` and `::` are IPv6). */
+export const udpType = (host: string): 'udp4' | 'udp6' => (isIPv6(bare(host)) ? 'udp6' : 'udp4');
+
+/** Closes a bound UDP socket; resolves also when it was closed already. */
+export function closeUdp(socket: UdpSocket): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      socket.close(() => resolve());
+    } catch {
+      resolve();
+    }
   });
 }

@@ -1,8 +1,7 @@
 import { createSocket } from 'node:dgram';
-import { isIPv6 } from 'node:net';
 import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
-import { bindUdp, type Listener } from '../listen.ts';
+import { bindUdp, closeUdp, type Listener, udpType } from '../listen.ts';
 import { parsePayload } from './payload.ts';
 
 // The legacy UDP socket: one datagram is one check result, no answer. Sensu documents 1500 bytes;
@@ -18,7 +17,7 @@ export async function startUdpSocket(
   port: number,
   deps: UdpDeps,
 ): Promise<Listener & { dropped: () => number }> {
-  const socket = createSocket(isIPv6(host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4');
+  const socket = createSocket(udpType(host));
   let dropped = 0;
   socket.on('message', (msg) => {
     const p = parsePayload(msg);
@@ -40,13 +39,6 @@ export async function startUdpSocket(
   socket.on('error', (err) => deps.log.warn('UDP socket error', { error: err.message }));
   return {
     dropped: () => dropped,
-    close: () =>
-      new Promise<void>((resolve) => {
-        try {
-          socket.close(() => resolve());
-        } catch {
-          resolve();
-        }
-      }),
+    close: () => closeUdp(socket),
   };
 }

@@ -1,11 +1,10 @@
 import { createSocket } from 'node:dgram';
-import { isIPv6 } from 'node:net';
 import * as v from 'valibot';
 import type { Logger } from '../../lib/log.ts';
 import { StatsdLine } from '../../proto/schemas/statsd.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import type { EventSink } from '../events/prepare.ts';
-import { bindUdp, type Listener } from '../listen.ts';
+import { bindUdp, closeUdp, type Listener, udpType } from '../listen.ts';
 import { StatsdAggregator } from './aggregator.ts';
 
 // The StatsD metrics listener: UDP datagrams of newline-separated lines are aggregated, and every
@@ -37,7 +36,7 @@ export async function startStatsd(o: StatsdOptions): Promise<StatsdListener> {
   const agg = new StatsdAggregator();
   let badLines = 0;
   const socket = createSocket({
-    type: isIPv6(o.host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4',
+    type: udpType(o.host),
     recvBufferSize: STATSD_RECV_BUFFER_BYTES,
   });
   socket.on('message', (msg) => {
@@ -95,14 +94,9 @@ export async function startStatsd(o: StatsdOptions): Promise<StatsdListener> {
     get badLines() {
       return badLines;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        clearInterval(timer);
-        try {
-          socket.close(() => resolve());
-        } catch {
-          resolve();
-        }
-      }),
+    close: () => {
+      clearInterval(timer);
+      return closeUdp(socket);
+    },
   };
 }

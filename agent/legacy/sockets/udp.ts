@@ -1,7 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { createSocket } from 'node:dgram';
-import { isIPv6 } from 'node:net';
-import { bindUdp, type Listener } from '../../listen.ts';
+import { bindUdp, closeUdp, type Listener, udpType } from '../../listen.ts';
 import { acceptResults } from './results.ts';
 import type { LegacyInputDeps } from './settings.ts';
 
@@ -11,7 +10,7 @@ import type { LegacyInputDeps } from './settings.ts';
 type UdpDeps = Pick<LegacyInputDeps, 'sink' | 'log'>;
 
 export async function startLegacyUdp(host: string, port: number, deps: UdpDeps): Promise<Listener> {
-  const socket = createSocket(isIPv6(host.replace(/^\[|\]$/g, '')) ? 'udp6' : 'udp4');
+  const socket = createSocket(udpType(host));
   socket.on('message', (msg) => {
     const text = msg.toString('utf8');
     if (text.trim() === 'ping') return;
@@ -29,13 +28,6 @@ export async function startLegacyUdp(host: string, port: number, deps: UdpDeps):
   await bindUdp('legacy UDP socket', socket, host, port);
   socket.on('error', (err) => deps.log.warn('legacy UDP socket error', { error: err.message }));
   return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        try {
-          socket.close(() => resolve());
-        } catch {
-          resolve();
-        }
-      }),
+    close: () => closeUdp(socket),
   };
 }
