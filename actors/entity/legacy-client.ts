@@ -47,6 +47,27 @@ function scopedCheck(scope: unknown, defaultHandler: string, omit: readonly stri
 /** Whatever a scope says, a status is a status: anything but an exit code is 1. */
 const statusOf = (x: unknown) => (typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 255 ? x : 1);
 
+/** A registration or deregistration check: the client's scope merged in, then what the scope cannot change. */
+function lifecycleCheck(
+  c: Obj,
+  fixed: { name: string; output: string; status: number },
+  namespace: string,
+  nowSec: number,
+  node: string,
+): Check {
+  return {
+    ...c,
+    status: fixed.status,
+    metadata: { name: fixed.name, namespace },
+    output: fixed.output,
+    interval: 1,
+    issued: nowSec,
+    executed: nowSec,
+    scheduler: 'monitor',
+    processed_by: node,
+  } as Check;
+}
+
 /** The check of a legacy client's registration event. */
 export function legacyRegistrationCheck(
   entity: Entity,
@@ -55,17 +76,8 @@ export function legacyRegistrationCheck(
   node: string,
 ): Check {
   const c = scopedCheck(entity.legacy?.registration, 'registration', ['metadata']);
-  return {
-    ...c,
-    status: statusOf(c.status),
-    metadata: { name: 'registration', namespace },
-    output: 'new client registration',
-    interval: 1,
-    issued: nowSec,
-    executed: nowSec,
-    scheduler: 'monitor',
-    processed_by: node,
-  } as Check;
+  const fixed = { name: 'registration', output: 'new client registration', status: statusOf(c.status) };
+  return lifecycleCheck(c, fixed, namespace, nowSec, node);
 }
 
 /** The check of a legacy client's deregistration event: its scope cannot change name, output, status, issued. */
@@ -75,24 +87,10 @@ export function legacyDeregistrationCheck(
   nowSec: number,
   node: string,
 ): Check {
-  const c = scopedCheck(entity.legacy?.deregistration, 'deregistration', [
-    'name',
-    'output',
-    'status',
-    'issued',
-    'metadata',
-  ]);
-  return {
-    ...c,
-    status: 1,
-    metadata: { name: 'deregistration', namespace },
-    output: 'client initiated deregistration',
-    interval: 1,
-    issued: nowSec,
-    executed: nowSec,
-    scheduler: 'monitor',
-    processed_by: node,
-  } as Check;
+  const omit = ['name', 'output', 'status', 'issued', 'metadata'];
+  const c = scopedCheck(entity.legacy?.deregistration, 'deregistration', omit);
+  const fixed = { name: 'deregistration', output: 'client initiated deregistration', status: 1 };
+  return lifecycleCheck(c, fixed, namespace, nowSec, node);
 }
 
 const DEFAULT_TRUNCATE_LENGTH = 255;
