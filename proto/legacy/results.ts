@@ -97,6 +97,30 @@ export function validateLegacyResult(
 
 /** Our check TTL timer's shortest period (proto/schemas/event.ts): a shorter legacy ttl is raised to it. */
 const MIN_TTL = 5;
+
+/**
+ * The fields a legacy check (a result, or a client's own definition) names otherwise than our
+ * check: `handler` and `handlers` as `handlers` (when any), `subscribers` as `subscriptions`
+ * (`client:<x>` as `entity:<x>`), and `ttl` raised to our floor. Only those it has.
+ */
+export function renamedCheckFields(def: Record<string, unknown>): {
+  handlers?: string[];
+  subscriptions?: string[];
+  ttl?: number;
+} {
+  const out: { handlers?: string[]; subscriptions?: string[]; ttl?: number } = {};
+  const handlers = [
+    ...(typeof def.handler === 'string' ? [def.handler] : []),
+    ...(Array.isArray(def.handlers) ? def.handlers.filter((h): h is string => typeof h === 'string') : []),
+  ];
+  if (handlers.length) out.handlers = [...new Set(handlers)];
+  if (Array.isArray(def.subscribers))
+    out.subscriptions = def.subscribers
+      .filter((s): s is string => typeof s === 'string')
+      .map(fromLegacySubscription);
+  if (typeof def.ttl === 'number') out.ttl = Math.max(MIN_TTL, def.ttl);
+  return out;
+}
 /** Fields of a legacy result that name its client or are renamed in our check. */
 const NOT_IN_CHECK = new Set(['name', 'source', 'client', 'handler', 'subscribers', 'history', 'signature']);
 
@@ -109,21 +133,14 @@ const NOT_IN_CHECK = new Set(['name', 'source', 'client', 'handler', 'subscriber
 export function legacyResultToCheck(r: LegacyResult, nowSec: number): Check | undefined {
   const rest: Record<string, unknown> = {};
   for (const [k, value] of Object.entries(r)) if (!NOT_IN_CHECK.has(k) && value !== null) rest[k] = value;
-  const handlers = [
-    ...(typeof r.handler === 'string' ? [r.handler] : []),
-    ...((r.handlers as string[] | undefined) ?? []),
-  ];
   const check: Record<string, unknown> = {
     ...rest,
     metadata: { name: r.name as string },
     status: (r.status as number) < 0 ? 3 : r.status,
     issued: nowSec,
     executed: nowSec,
+    ...renamedCheckFields(r),
   };
-  if (handlers.length) check.handlers = [...new Set(handlers)];
-  if (Array.isArray(r.subscribers))
-    check.subscriptions = r.subscribers.filter((s) => typeof s === 'string').map(fromLegacySubscription);
-  if (typeof r.ttl === 'number') check.ttl = Math.max(MIN_TTL, r.ttl);
   const parsed = v.safeParse(Check, check);
   return parsed.success ? parsed.output : undefined;
 }

@@ -1,5 +1,5 @@
 import type { RequestCheckConfig } from '../../../proto/schemas/check-request.ts';
-import { fromLegacySubscription } from '../../../proto/legacy/subscriptions.ts';
+import { renamedCheckFields } from '../../../proto/legacy/results.ts';
 
 // A check the legacy client defines itself (the `checks` scope of its definition), in the legacy
 // generation's names, and how it meets the current generation's check request
@@ -16,8 +16,6 @@ export interface ClassicHook {
   [k: string]: unknown;
 }
 
-/** Our check TTL timer's shortest period (proto/schemas/event.ts): a shorter legacy ttl is raised to it. */
-const MIN_TTL = 5;
 /** Legacy names that become other fields of our check configuration (or none). */
 const RENAMED = new Set(['name', 'subscribers', 'handler', 'handlers', 'source', 'hooks', 'ttl']);
 
@@ -34,18 +32,11 @@ export function mergeLocal(
 ): { config: RequestCheckConfig; hooks?: Record<string, ClassicHook> } {
   const out: Record<string, unknown> = { ...request };
   for (const [k, value] of Object.entries(local)) if (!RENAMED.has(k) && value !== null) out[k] = value;
-  if (Array.isArray(local.subscribers))
-    out.subscriptions = local.subscribers.filter((s) => typeof s === 'string').map(fromLegacySubscription);
-  const handlers = [
-    ...(typeof local.handler === 'string' ? [local.handler] : []),
-    ...(Array.isArray(local.handlers) ? local.handlers.filter((h) => typeof h === 'string') : []),
-  ];
-  if (handlers.length) out.handlers = [...new Set(handlers)];
+  Object.assign(out, renamedCheckFields(local));
   if (typeof local.source === 'string') {
     if (local.source) out.proxy_entity_name = local.source;
     else delete out.proxy_entity_name;
   }
-  if (typeof local.ttl === 'number') out.ttl = Math.max(MIN_TTL, local.ttl);
   const hooks = classicHooks(local.hooks);
   if (hooks) delete out.check_hooks;
   return { config: out as RequestCheckConfig, ...(hooks ? { hooks } : {}) };
