@@ -15,7 +15,10 @@ import { tempDir } from './tmp.ts';
 
 interface HaproxyOptions {
   backends: HaproxyBackend[];
-  /** Health check period; default 500 ms, so a dead or frozen node leaves the rotation in about a second. */
+  /**
+   * Health check period; default 500 ms, so a stopped or dead node leaves the rotation in about a
+   * second (a frozen one after two 3 s check timeouts).
+   */
   checkIntervalMs?: number;
 }
 
@@ -51,6 +54,8 @@ export async function startHaproxy(o: HaproxyOptions): Promise<Haproxy> {
       statsPort,
       backends: o.backends,
       checkIntervalMs: o.checkIntervalMs ?? 500,
+      // Its log (server state changes, one line per request) for a post-mortem: costs CPU under load.
+      logToStderr: process.env.MONITOR_TEST_HAPROXY_LOG === '1',
     }),
   );
   const proc = Proc.start(`haproxy:${apiPort}`, haproxyBinary(), ['-db', '-f', configFile]);
