@@ -86,6 +86,14 @@ export type Ack = v.InferOutput<typeof Ack>;
 export const RETRYABLE_ACK_CODES: readonly string[] = ['unavailable'];
 
 /**
+ * How many of the latest writes of one check's event the backend remembers by event id, to answer a
+ * resent event instead of applying it again (docs/architecture.md#atomic-turns). A client that keeps
+ * at most this many events of one check unacknowledged at a time has every resend recognised: no
+ * more writes of that check can have landed after the one it repeats.
+ */
+export const RECOGNISED_WRITES_PER_CHECK = 8;
+
+/**
  * Close reason of an agent stopping with `deregister` set (close code 1000): the backend then
  * deregisters its entity at once instead of waiting for the keepalive timeout.
  */

@@ -5,11 +5,14 @@
 // the last SIDE_APPLIED_LIMIT of the messages that wrote it, in a header of the KV entry, so that a
 // turn whose only write is that side record needs no record write to be recognised on retry.
 
+import { RECOGNISED_WRITES_PER_CHECK } from '../../proto/frames.ts';
+
 /** A message applied by a turn: its id and the reply it got (absent: the reply was undefined). */
 export type Applied = [id: string, reply?: unknown];
 
 export const SEEN_LIMIT = 16;
-export const SIDE_APPLIED_LIMIT = 8;
+// An event's check record is a side record of its entity's turn: agents size their per-check window by it.
+export const SIDE_APPLIED_LIMIT = RECOGNISED_WRITES_PER_CHECK;
 /** Replies are kept up to this size; a larger one is answered `{duplicate: true}` on retry. */
 const MAX_KEPT_REPLY_BYTES = 512;
 const DUPLICATE = { duplicate: true };

@@ -1,4 +1,4 @@
-import { RETRYABLE_ACK_CODES } from '../../proto/frames.ts';
+import { RECOGNISED_WRITES_PER_CHECK, RETRYABLE_ACK_CODES } from '../../proto/frames.ts';
 import type { Logger } from '../../lib/log.ts';
 import { Backoff, type BackoffOptions } from '../backoff.ts';
 
@@ -23,6 +23,10 @@ export interface EventQueue {
 // An ack refused with a retryable code (RETRYABLE_ACK_CODES: the backend could not make the event
 // durable this time, say a NATS node died mid-write) puts the event back in the line and pauses all
 // sending for a growing, jittered backoff, so agents do not hammer a cluster that is failing over.
+// Of one check, at most RECOGNISED_WRITES_PER_CHECK events are unacknowledged at a time (sent and not
+// yet answered, whether in flight or put back): the backend recognises a resend among that many latest
+// writes of its check, so a resend that comes after a long stall is still not applied twice. The line
+// waits for the check's oldest answer rather than sending around it, which keeps each check in order.
 
 /** What the relay needs from the connection; false from `send` means "not connected". */
 export interface Transport {
@@ -35,6 +39,8 @@ export interface RelayOptions {
   burst: number;
   /** Unacknowledged events in flight; default 100. */
   window?: number;
+  /** Unacknowledged events of one check (entity and check name); default RECOGNISED_WRITES_PER_CHECK. */
+  perCheck?: number;
   /** An event unacknowledged this long is sent again (the backend may have failed to store it); default 30 s. */
   ackTimeoutMs?: number;
   /** Pauses after retryable refusals, in milliseconds; default RETRY_BACKOFF_MS. */
@@ -72,6 +78,18 @@ interface Episode {
 
 const isRetryable = (code: string | undefined) => code !== undefined && RETRYABLE_ACK_CODES.includes(code);
 
+/**
+ * The record an event writes on the backend: its entity's and check's names; none for an event
+ * without a check (metrics only), which the backend does not store.
+ */
+function checkKey(event: unknown): string | undefined {
+  const e = event as
+    { entity?: { metadata?: { name?: unknown } }; check?: { metadata?: { name?: unknown } } } | undefined;
+  const check = e?.check?.metadata?.name;
+  if (typeof check !== 'string') return undefined;
+  return `${String(e?.entity?.metadata?.name ?? '')}\u0000${check}`;
+}
+
 export class Relay {
   /** Entries waiting to be sent, in order; `head` avoids shifting a long array. */
   private queue: Entry[] = [];
@@ -83,6 +101,9 @@ export class Relay {
    */
   private returned: Entry[] = [];
   private readonly inFlight = new Map<string, InFlight>();
+  /** Sent and not yet answered for good (in flight or put back): id to check key, and count per key. */
+  private readonly unanswered = new Map<string, string>();
+  private readonly perKey = new Map<string, number>();
   private tokens: number;
   private lastRefill = Date.now();
   private timer: NodeJS.Timeout | undefined;
@@ -93,6 +114,7 @@ export class Relay {
   private episode: Episode | undefined;
   private readonly retryBackoff: Backoff;
   private readonly window: number;
+  private readonly perCheck: number;
   private readonly ackTimeoutMs: number;
   private stopped = false;
   sent = 0;
@@ -107,6 +129,7 @@ export class Relay {
     private readonly opts: RelayOptions,
   ) {
     this.window = opts.window ?? 100;
+    this.perCheck = opts.perCheck ?? RECOGNISED_WRITES_PER_CHECK;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 30_000;
     this.tokens = opts.burst;
     this.retryBackoff = new Backoff({ ...RETRY_BACKOFF_MS, ...opts.retryBackoff });
@@ -143,6 +166,7 @@ export class Relay {
       return;
     }
     this.inFlight.delete(a.id);
+    this.answered(a.id);
     if (a.ok) this.accepted();
     else {
       this.rejected++;
@@ -173,6 +197,15 @@ export class Relay {
     clearTimeout(this.pauseTimer);
     this.timer = this.pauseTimer = undefined;
     clearInterval(this.sweeper);
+  }
+
+  private answered(id: string): void {
+    const key = this.unanswered.get(id);
+    if (key === undefined) return;
+    this.unanswered.delete(id);
+    const n = (this.perKey.get(key) ?? 1) - 1;
+    if (n > 0) this.perKey.set(key, n);
+    else this.perKey.delete(key);
   }
 
   /** The backend stored an event: it is healthy enough that the next refusal starts from the shortest pause. */
@@ -294,10 +327,18 @@ export class Relay {
         this.store.ack(entry);
         continue;
       }
+      const key = checkKey(event);
+      const counted = key !== undefined && !this.unanswered.has(entry.id);
+      // Waits for an answer to one of the check's earlier events; ack() pumps again.
+      if (counted && (this.perKey.get(key) ?? 0) >= this.perCheck) return;
       if (!this.transport.send(event)) return;
       this.tokens -= 1;
       this.take(entry);
       this.sent++;
+      if (counted) {
+        this.unanswered.set(entry.id, key);
+        this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
+      }
       this.inFlight.set(entry.id, { entry, sentAt: Date.now(), pause: this.pauses });
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {

@@ -8,9 +8,10 @@
  * Which check an event goes to:
  * - round robin over CHECKS checks, so consecutive events of one client touch different keys. The
  *   store recognises a resent message among the last 8 that wrote the key it touches
- *   (docs/architecture.md, "Atomic turns", limits); a client resends up to its window of
- *   unacknowledged events, so spreading them keeps every resend within that memory, as a real agent
- *   whose events come from several checks does;
+ *   (docs/architecture.md, "Atomic turns", limits), and a client keeps at most that many events of
+ *   one check unacknowledged (RECOGNISED_WRITES_PER_CHECK, as the agent's relay does); spreading the
+ *   events over several checks, as a real agent's come from several checks, keeps that limit from
+ *   holding up the client's window;
  * - a new generation of checks every CHECKS × PER_CHECK events, so no check gets more than
  *   PER_CHECK: its history (21 entries) then holds every result it ever got, even if some were
  *   applied twice (otherwise a double would push the oldest out and look like a loss), and the first

@@ -6,7 +6,8 @@
  * - announces `ack-retry`, so the backend answers every event with an `ack`; keeps unacknowledged
  *   events like the agent's outbox: `ok:false` with a retryable code puts the event back in line (in
  *   order) and pauses sending for a jittered backoff (250 ms doubling to 10 s, agent/outbox/relay.ts);
- *   after a reconnect every unacknowledged event is sent again, in order;
+ *   after a reconnect every unacknowledged event is sent again, in order; at most
+ *   RECOGNISED_WRITES_PER_CHECK events of one check are unacknowledged at a time (the line waits);
  * - a keepalive at once on open and then every interval, with the warning timeout the backend judges;
  * - heartbeat: pings a quiet socket and drops it when nothing came for HEARTBEAT_TIMEOUT_MS (a frozen
  *   backend behind HAProxy never closes the socket);
@@ -21,6 +22,7 @@ import {
   encodeFrame,
   jsonCodec,
   messageBytes,
+  RECOGNISED_WRITES_PER_CHECK,
   RETRYABLE_ACK_CODES,
 } from '../../../proto/frames.ts';
 import type { EventOp, History, Reconnect } from '../checker/history.ts';
@@ -44,6 +46,7 @@ interface Pending {
   body: unknown;
 }
 
+const checkOf = (p: Pending) => (p.body as { check: { metadata: { name: string } } }).check.metadata.name;
 const jitter = (ms: number) => ms * (0.5 + Math.random() * 0.5);
 
 export class SimAgent {
@@ -57,6 +60,9 @@ export class SimAgent {
   /** Waiting to be sent, by seq; resends go back here in order. */
   private queue: Pending[] = [];
   private readonly inflight = new Map<string, Pending>();
+  /** Events sent and not answered for good (in flight or put back), by check; and their ids. */
+  private readonly perCheck = new Map<string, number>();
+  private readonly unanswered = new Set<string>();
   private pausedUntil = 0;
   private retryMs = RETRY.min;
   private failures = 0;
@@ -151,8 +157,9 @@ export class SimAgent {
       ws.terminate();
     });
     ws.on('error', (err) => {
-      // The close that follows does the work; the reason is kept for a failed attempt.
-      why = (err as NodeJS.ErrnoException).code ?? err.message;
+      // The close that follows does the work; the reason is kept for a failed attempt. After an HTTP
+      // answer, ws reports the terminate() above as an error too: the status says more.
+      if (!why.startsWith('HTTP ')) why = (err as NodeJS.ErrnoException).code ?? err.message;
     });
     ws.on('close', () => {
       if (!this.open && ws === this.ws)
@@ -214,6 +221,11 @@ export class SimAgent {
     const p = this.inflight.get(a.id);
     if (!p) return; // an answer to a send made before a reconnect: its resend will be answered too
     this.inflight.delete(a.id);
+    const retry = !a.ok && a.code !== undefined && RETRYABLE_ACK_CODES.includes(a.code);
+    if (!retry && this.unanswered.delete(p.id)) {
+      const check = checkOf(p);
+      this.perCheck.set(check, (this.perCheck.get(check) ?? 1) - 1);
+    }
     if (a.ok) {
       this.history.complete(p.op, 'ok', { node: this.node });
       this.retryMs = RETRY.min;
@@ -237,7 +249,15 @@ export class SimAgent {
       return;
     }
     while (this.queue.length > 0 && this.inflight.size < WINDOW) {
-      const p = this.queue.shift()!;
+      const p = this.queue[0]!;
+      const check = checkOf(p);
+      const fresh = !this.unanswered.has(p.id);
+      if (fresh && (this.perCheck.get(check) ?? 0) >= RECOGNISED_WRITES_PER_CHECK) return;
+      this.queue.shift();
+      if (fresh) {
+        this.unanswered.add(p.id);
+        this.perCheck.set(check, (this.perCheck.get(check) ?? 0) + 1);
+      }
       this.inflight.set(p.id, p);
       p.op.attempts++;
       this.sent++;
