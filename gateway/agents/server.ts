@@ -176,6 +176,7 @@ export class AgentGateway {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const began = performance.now();
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/') {
@@ -237,6 +238,8 @@ export class AgentGateway {
         agent: identity.agentName,
         remote: req.socket.remoteAddress,
         encoding: codec.contentType,
+        // From the upgrade request to the open socket: credentials, permission, the upgrade itself.
+        handshake_ms: Math.round(performance.now() - began),
       });
     });
   }
