@@ -137,11 +137,18 @@ export async function startTopology(o: TopologyOptions = {}): Promise<Topology> 
       );
     },
     dumpLogs(dir) {
-      return procs.map(({ name, proc }, i) => {
+      const files = procs.map(({ name, proc }, i) => {
         const file = path.join(dir, `${name}-${i}.log`);
         fs.writeFileSync(file, proc.lines().join('\n') + '\n');
         return file;
       });
+      // HAProxy's own log, when MONITOR_TEST_HAPROXY_LOG=1 turned it on (test/harness/haproxy.ts).
+      if (proxy.proc.lineCount > 0) {
+        const file = path.join(dir, 'haproxy.log');
+        fs.writeFileSync(file, proxy.proc.lines().join('\n') + '\n');
+        files.push(file);
+      }
+      return files;
     },
     stop: stopAll,
   };
