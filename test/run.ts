@@ -13,9 +13,8 @@
  * process group, with a timeout (300 s, or the value of a
  * `// suite-timeout: <seconds>` comment in the file's first 20 lines).
  *
- * Suites run three at a time (MONITOR_TEST_JOBS, or `--jobs N`; 1 runs them one
- * after the other): most of them wait on timers and leave the CPU idle, and
- * those that time things against the CPU run alone (below). A
+ * Suites run two at a time (MONITOR_TEST_JOBS, or `--jobs N`; 1 runs them one
+ * after the other): most of them wait on timers and leave the CPU idle. A
  * suite whose first 20 lines hold `// suite-exclusive: <reason>` (chaos, the
  * cluster failover and timing suites) runs alone: the runner lets the running
  * suites finish first and starts the next one only when it has ended; these
@@ -376,7 +375,7 @@ function portSlices(n: number): string[] {
 
 function jobsFrom(args: string[]): number {
   const at = args.indexOf('--jobs');
-  let text = process.env.MONITOR_TEST_JOBS ?? '3';
+  let text = process.env.MONITOR_TEST_JOBS ?? '2';
   if (at >= 0) {
     text = args[at + 1] ?? '';
     args.splice(at, 2);
