@@ -15,10 +15,7 @@ import { tempDir } from './tmp.ts';
 
 interface HaproxyOptions {
   backends: HaproxyBackend[];
-  /**
-   * Health check period; default 500 ms, so a stopped or dead node leaves the rotation in about a
-   * second (a frozen one after two 3 s check timeouts).
-   */
+  /** Health check period; default 500 ms, so a dead or frozen node leaves the rotation in about a second. */
   checkIntervalMs?: number;
 }
 

@@ -68,10 +68,6 @@ export function haproxyConfig(o: HaproxyOptions): string {
     // HAProxy retries the same server, a second apart, and redispatches only on the last retry.
     '    option redispatch 1',
     '    retries 3',
-    // A node busy taking over agents and shards may answer /ready late; at the default (the check
-    // interval) HAProxy took every node out at once in a rolling restart and queued agents for 10 s.
-    // 3 s, as the kubelet allows the same probe (deploy/k8s/base/backend.yaml).
-    '    timeout check 3s',
     `    default-server inter ${inter}ms fall 2 rise 2`,
     'frontend fe_api',
     `    bind ${host}:${o.apiPort}`,
