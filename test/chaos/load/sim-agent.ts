@@ -11,8 +11,10 @@
  * - a keepalive at once on open and then every interval, with the warning timeout the backend judges;
  * - heartbeat: pings a quiet socket and drops it when nothing came for HEARTBEAT_TIMEOUT_MS (a frozen
  *   backend behind HAProxy never closes the socket);
- * - reconnects after every close: at once after 1001 (a backend going away), after a short jittered
- *   backoff otherwise;
+ * - sends at most the agent's default --events-rate-limit and --events-burst-limit (10/s, burst 10),
+ *   so a reconnect resends its backlog as an agent does, not all of it at once;
+ * - reconnects after every close: within 250 ms after 1001 (a backend going away, jittered as the
+ *   agent's connection does), after a short jittered backoff otherwise;
  * - records check requests it receives (the scheduler's ticks) and every close and reopen.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,6 +35,10 @@ const WINDOW = 100;
 const HEARTBEAT_MS = 2000;
 const HEARTBEAT_TIMEOUT_MS = 8000;
 const RETRY = { min: 250, max: 10_000 };
+/** The agent's defaults: --events-rate-limit, --events-burst-limit (agent/outbox/relay.ts). */
+const RATE = { perSecond: 10, burst: 10 };
+/** The agent's jitter before reconnecting after a 1001 close (agent/connection.ts). */
+const GOING_AWAY_MAX_DELAY_MS = 250;
 
 export interface KeepaliveSettings {
   intervalS: number;
@@ -70,6 +76,8 @@ export class SimAgent {
   private away: Reconnect | undefined;
   private timers: NodeJS.Timeout[] = [];
   private pumpTimer: NodeJS.Timeout | undefined;
+  private tokens = RATE.burst;
+  private lastRefill = Date.now();
   /** Events sent, counting resends. */
   sent = 0;
 
@@ -192,7 +200,10 @@ export class SimAgent {
     this.queue = [...this.inflight.values(), ...this.queue].sort((a, b) => a.seq - b.seq);
     this.inflight.clear();
     if (this.dead) return;
-    const delay = wasOpen && code === 1001 ? 0 : jitter(Math.min(2000, 200 * 2 ** this.failures++));
+    const delay =
+      wasOpen && code === 1001
+        ? Math.random() * GOING_AWAY_MAX_DELAY_MS
+        : jitter(Math.min(2000, 200 * 2 ** this.failures++));
     setTimeout(() => this.connect(), delay);
   }
 
@@ -253,6 +264,15 @@ export class SimAgent {
       const check = checkOf(p);
       const fresh = !this.unanswered.has(p.id);
       if (fresh && (this.perCheck.get(check) ?? 0) >= RECOGNISED_WRITES_PER_CHECK) return;
+      const now = Date.now();
+      this.tokens = Math.min(RATE.burst, this.tokens + ((now - this.lastRefill) / 1000) * RATE.perSecond);
+      this.lastRefill = now;
+      if (this.tokens < 1) {
+        clearTimeout(this.pumpTimer);
+        this.pumpTimer = setTimeout(() => this.pump(), ((1 - this.tokens) / RATE.perSecond) * 1000);
+        return;
+      }
+      this.tokens -= 1;
       this.queue.shift();
       if (fresh) {
         this.unanswered.add(p.id);
