@@ -2,9 +2,9 @@
 // suite-exclusive: asserts /health answers within 2 s while sandbox bombs run in proxy_requests expressions
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import { connect, type NatsConnection, type Subscription } from 'nats';
 import { sleep, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
-import { coreApi, created, fresh, type Body } from '../harness/api.ts';
+import { coreApi, created, fresh } from '../harness/api.ts';
+import { scheduleKit } from '../harness/schedule-kit.ts';
 
 // The scheduler's proxy_requests expressions run in the JavaScript sandbox: hostile ones must neither
 // end nor freeze the backend. Apart from schedule.test.ts because its /health bound needs the CPU to
@@ -12,35 +12,12 @@ import { coreApi, created, fresh, type Body } from '../harness/api.ts';
 
 let backend: Backend;
 let agent: AgentProc;
-let nc: NatsConnection;
-let sub: Subscription;
-const seen: Array<{ subject: string; req: Body }> = [];
 const api = coreApi(() => backend);
-
-const eventOf = async (entity: string, check: string): Promise<Body | undefined> => {
-  const r = await api<Body>(`/namespaces/default/events/${entity}/${check}`);
-  return r.status === 200 ? r.body : undefined;
-};
-const requestsFor = (check: string) => seen.filter((s) => s.req.config?.metadata?.name === check);
-const createCheck = async (name: string, body: Body) =>
-  created(
-    await api('/namespaces/default/checks', 'POST', { metadata: { name, namespace: 'default' }, ...body }),
-    `create ${name}`,
-  );
+let kit: Awaited<ReturnType<typeof scheduleKit>>;
 
 test.before(async () => {
   backend = await startBackend({ name: 'sched-sandbox' });
-  nc = await connect({ servers: backend.embedded!.natsListen });
-  sub = nc.subscribe('monitor.sub.>');
-  void (async () => {
-    for await (const m of sub) {
-      try {
-        seen.push({ subject: m.subject, req: JSON.parse(Buffer.from(m.data).toString()) });
-      } catch {
-        /* not ours */
-      }
-    }
-  })();
+  kit = await scheduleKit(api, backend.embedded!.natsListen);
   agent = await startAgent({ name: fresh('db'), backendUrls: backend.agentUrl, subscriptions: ['db'] });
   await waitFor(async () => (await api(`/namespaces/default/entities/${agent.name}`)).status === 200, {
     timeoutMs: 20000,
@@ -50,8 +27,7 @@ test.before(async () => {
 
 test.after(async () => {
   await agent?.stop().catch(() => {});
-  sub?.unsubscribe();
-  await nc?.close().catch(() => {});
+  await kit?.close();
   await backend?.stop();
 });
 
@@ -69,7 +45,7 @@ async function survivesEntityAttributes(expr: string, what: string) {
     'proxy entity',
   );
   const evil = fresh('evil');
-  await createCheck(evil, {
+  await kit.createCheck(evil, {
     command: 'echo evil',
     interval: 1,
     subscriptions: ['db'],
@@ -83,16 +59,16 @@ async function survivesEntityAttributes(expr: string, what: string) {
     assert.is((await backend.health()).status, 200, what);
     assert.ok(Date.now() - t0 < 2000, `${what}: /health took ${Date.now() - t0} ms`);
   }
-  assert.is(requestsFor(evil).length, 0, `${what}: no entity matches`);
+  assert.is(kit.requestsFor(evil).length, 0, `${what}: no entity matches`);
   const good = fresh('good');
-  await createCheck(good, {
+  await kit.createCheck(good, {
     command: 'echo good',
     interval: 1,
     subscriptions: ['db'],
     publish: true,
     proxy_requests: { entity_attributes: [`entity.metadata.name == '${proxy}'`] },
   });
-  const ev = await waitFor(() => eventOf(proxy, good), {
+  const ev = await waitFor(() => kit.eventOf(proxy, good), {
     timeoutMs: 15000,
     intervalMs: 200,
     what: `${what}: the good check`,
