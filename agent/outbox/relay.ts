@@ -104,6 +104,8 @@ export class Relay {
   /** Sent and not yet answered for good (in flight or put back): id to check key, and count per key. */
   private readonly unanswered = new Map<string, string>();
   private readonly perKey = new Map<string, number>();
+  /** The entry at the head of the line that waits for its check, and that check: read once, not at every ack. */
+  private blockedHead: { id: string; key: string } | undefined;
   private tokens: number;
   private lastRefill = Date.now();
   private timer: NodeJS.Timeout | undefined;
@@ -314,6 +316,8 @@ export class Relay {
         }, wait);
         return;
       }
+      const w = this.blockedHead;
+      if (w?.id === entry.id && (this.perKey.get(w.key) ?? 0) >= this.perCheck) return;
       let event: unknown;
       try {
         event = this.store.read(entry);
@@ -330,7 +334,10 @@ export class Relay {
       const key = checkKey(event);
       const counted = key !== undefined && !this.unanswered.has(entry.id);
       // Waits for an answer to one of the check's earlier events; ack() pumps again.
-      if (counted && (this.perKey.get(key) ?? 0) >= this.perCheck) return;
+      if (counted && (this.perKey.get(key) ?? 0) >= this.perCheck) {
+        this.blockedHead = { id: entry.id, key };
+        return;
+      }
       if (!this.transport.send(event)) return;
       this.tokens -= 1;
       this.take(entry);
