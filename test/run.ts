@@ -288,6 +288,9 @@ function runSuite(rel: string, files: RecordFiles, out: Sink): Promise<SuiteResu
         MONITOR_TEST_PGID_FILE: files.pgids,
         MONITOR_TEST_TMP_FILE: files.dirs,
         MONITOR_TEST_PORT_RANGE: files.ports,
+        // Every backend of the tests freezes what its actors read, so a turn that changes a stored
+        // event in place fails its test (docs/architecture.md#owned-state-stays-decoded).
+        MONITOR_BACKEND_DEBUG_FREEZE_READS: 'true',
       },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -117,8 +117,10 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     }
     const { metrics, ...stored } = p.rest;
     const toStore = p.storedOutput === undefined ? check : { ...check, output: p.storedOutput };
-    const storedJson = withEntity(JSON.stringify({ ...stored, id: p.id, check: toStore }), p.entity);
-    t.writeJson(buckets.events, p.key, storedJson);
+    const storedEvent = { ...stored, id: p.id, check: toStore };
+    const storedJson = withEntity(JSON.stringify(storedEvent), p.entity);
+    // The object beside its text: the next result of this check merges with it unparsed.
+    t.writeJson(buckets.events, p.key, storedJson, { ...storedEvent, entity: p.entity });
     const event = { ...p.rest, check };
     if (!p.unhandled && wanted(ns, event)) {
       const eventJson =

@@ -3,11 +3,16 @@ import { Mailbox } from './mailbox.ts';
 import type { ActorBehavior, ActorRecord, Intent, IntentWrite, TimerSpec } from './types.ts';
 
 /**
- * A record this actor owns in another bucket, cached as text with the revision its next write
- * expects, the messages that wrote it last, and the record revision its writer had (see applied.ts).
+ * A record this actor owns in another bucket, cached with the revision its next write expects, the
+ * messages that wrote it last, and the record revision its writer had (see applied.ts). The value is
+ * kept as the object the actor wrote (`value`), or as the text read from the store until a turn
+ * first needs it (`text`, parsed once then dropped); `present` is false for a record that does not
+ * exist (docs/architecture.md#owned-state-stays-decoded).
  */
 export interface SideRecord {
-  json: string | undefined;
+  present: boolean;
+  text?: string | undefined;
+  value?: unknown;
   revision: number;
   applied: Applied[];
   base: number;

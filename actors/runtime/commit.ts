@@ -21,14 +21,20 @@ import {
 } from './cell.ts';
 import { CasConflictError, type KvStore } from './kv-store.ts';
 import type { Headers } from './nats-headers.ts';
+import { deepFreeze } from './freeze.ts';
 import { TurnImpl } from './turn.ts';
 import { ActorError, AlreadyApplied, type ActorRecord } from './types.ts';
 import type { RecordWriter } from './writer.ts';
 
-function valueFor(s: SideRecord, messageId: string | undefined): unknown {
+function valueFor(s: SideRecord, messageId: string | undefined, freeze: boolean): unknown {
   const hit = findApplied(s.applied, messageId);
   if (hit) throw new AlreadyApplied(replyOf(hit));
-  return s.json === undefined ? undefined : JSON.parse(s.json);
+  if (!s.present) return undefined;
+  if (s.text !== undefined) {
+    s.value = JSON.parse(s.text);
+    s.text = undefined;
+  }
+  return freeze ? deepFreeze(s.value) : s.value;
 }
 
 /** The turn's messages that wrote side record `sk`, with their replies. */
@@ -54,6 +60,8 @@ export class Committer {
     private readonly writer: RecordWriter,
     private readonly stores: Map<string, KvStore>,
     private readonly log: Logger,
+    /** Freeze what turns read (`--debug-freeze-reads`): a change in place then throws. */
+    private readonly freezeReads = false,
   ) {}
 
   /**
@@ -71,7 +79,7 @@ export class Committer {
     if (turn.sideWrites.size === 1 && !recordChanged) {
       // The common turn (a result of a known check): one write, no copies of anything.
       for (const [sk, w] of turn.sideWrites)
-        await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(turn, sk, done), cell.revision);
+        await this.writeSide(cell, sk, TurnImpl.textOf(w), appliedBy(turn, sk, done), cell.revision, w.value);
       return cell.seen;
     }
     const sides = [...turn.sideWrites];
@@ -106,7 +114,9 @@ export class Committer {
     );
     cell.revision = rev;
     await Promise.all(
-      sides.map(([sk], i) => this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev)),
+      sides.map(([sk, w], i) =>
+        this.writeSide(cell, sk, writes[i]!.json, appliedBy(turn, sk, done), rev, w.value),
+      ),
     );
     return seen;
   }
@@ -118,7 +128,10 @@ export class Committer {
   readSide(cell: Cell, bucket: string, key: string, messageId: string | undefined): unknown {
     const sk = sideKey(bucket, key);
     const cached = cell.side.get(sk);
-    return cached ? valueFor(cached, messageId) : this.side(cell, sk).then((s) => valueFor(s, messageId));
+    const freeze = this.freezeReads;
+    return cached
+      ? valueFor(cached, messageId, freeze)
+      : this.side(cell, sk).then((s) => valueFor(s, messageId, freeze));
   }
 
   /** Loads the actor's record from the stream's leader, finishing the intent it may hold first. */
@@ -192,13 +205,18 @@ export class Committer {
     return { record: { ...record, seen, intent: undefined }, revision };
   }
 
-  /** Writes (or, with no text, removes) a side record: compare-and-set on its last revision. */
+  /**
+   * Writes (or, with no text, removes) a side record: compare-and-set on its last revision. `value`
+   * is the object `json` was made from, when the turn has it: the cache keeps it, so the next turn
+   * reads it without parsing what this one wrote.
+   */
   private async writeSide(
     cell: Cell,
     sk: string,
     json: string | undefined,
     applied: Applied[],
     base: number,
+    value?: unknown,
   ): Promise<void> {
     const [bucket, key] = splitSideKey(sk);
     const prev = cell.side.get(sk) ?? (await this.side(cell, sk));
@@ -209,14 +227,16 @@ export class Committer {
       json === undefined
         ? await this.writer.remove(bucket, key, prev.revision, headers)
         : await this.writer.put(bucket, key, Buffer.from(json), prev.revision, headers);
-    cell.side.set(sk, { json, revision, applied: list, base });
+    const present = json !== undefined;
+    cell.side.set(
+      sk,
+      present && value !== undefined
+        ? { present, value, revision, applied: list, base }
+        : { present, text: json, revision, applied: list, base },
+    );
   }
 
-  /**
-   * The side record as last written, cached on the cell: the text (not the parsed object: thousands
-   * of parsed events kept alive cost more in collection than parsing one again per turn), its
-   * revision, and who wrote it.
-   */
+  /** The side record as last written, cached on the cell, with its revision and who wrote it. */
   private async side(cell: Cell, sk: string): Promise<SideRecord> {
     const cached = cell.side.get(sk);
     if (cached) return cached;
@@ -227,11 +247,12 @@ export class Committer {
       .catch((err: Error) => {
         throw new ActorError('unavailable', `cannot read ${bucket}/${key}: ${err.message}`);
       });
+    const present = !!e && !e.deleted;
     const s: SideRecord = {
-      json:
-        e && !e.deleted
-          ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8')
-          : undefined,
+      present,
+      text: present
+        ? Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8')
+        : undefined,
       revision: e?.revision ?? 0,
       applied: decodeAppliedList(e?.headers[APPLIED_HEADER]),
       base: Number(e?.headers[BASE_HEADER] ?? 0) || 0,

@@ -43,6 +43,8 @@ interface ActorHostOptions {
   passivateAfterMs?: number;
   /** Publishes a turn's enqueued message to JetStream (deduplicated by `msgId`); resolves on the stream's ack. */
   publishDurable?: (subject: string, data: Uint8Array, msgId: string) => Promise<void>;
+  /** Freeze what turns read of their side records, so a change in place throws (tests). */
+  freezeReads?: boolean;
 }
 
 /**
@@ -76,6 +78,7 @@ export class ActorHost implements ShardHost {
       stores: opts.stores,
       log: opts.log,
       publishDurable: opts.publishDurable,
+      freezeReads: opts.freezeReads,
     });
     const idle = opts.passivateAfterMs ?? DEFAULTS.passivateAfterMs;
     this.sweep = setInterval(() => this.cells.passivate(idle), Math.min(idle, DEFAULTS.passivateSweepMaxMs));

@@ -42,6 +42,8 @@ interface TurnRunnerOptions {
   stores: Map<string, KvStore>;
   log: Logger;
   publishDurable?: (subject: string, data: Uint8Array, msgId: string) => Promise<void>;
+  /** Freeze what turns read of their side records (tests: `--debug-freeze-reads`). */
+  freezeReads?: boolean;
 }
 
 /**
@@ -63,7 +65,7 @@ export class TurnRunner {
 
   constructor(private readonly opts: TurnRunnerOptions) {
     this.debug = opts.log.enabled('debug');
-    this.committer = new Committer(opts.writer, opts.stores, opts.log);
+    this.committer = new Committer(opts.writer, opts.stores, opts.log, opts.freezeReads);
   }
 
   private assertOwned(shard: number): void {

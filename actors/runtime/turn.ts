@@ -64,14 +64,17 @@ export class TurnImpl implements Turn<unknown> {
     // recognises a message that already wrote this record (AlreadyApplied).
     const committed = await this.readSide(this.cell, bucket, key, this.messageId);
     const staged = this.sideWrites.get(sideKey(bucket, key));
-    if (staged) return (staged.json !== undefined ? JSON.parse(staged.json) : staged.value) as T | undefined;
+    if (staged)
+      return (
+        staged.value === undefined && staged.json !== undefined ? JSON.parse(staged.json) : staged.value
+      ) as T | undefined;
     return committed as T | undefined;
   }
   write(bucket: string, key: string, value: unknown): void {
     this.stage(sideKey(bucket, key), { value });
   }
-  writeJson(bucket: string, key: string, json: string): void {
-    this.stage(sideKey(bucket, key), { json });
+  writeJson(bucket: string, key: string, json: string, value?: unknown): void {
+    this.stage(sideKey(bucket, key), value === undefined ? { json } : { json, value });
   }
   remove(bucket: string, key: string): void {
     this.stage(sideKey(bucket, key), { value: undefined });

@@ -57,13 +57,18 @@ export interface Turn<S> {
   clearTimer(name: string): void;
   timer(name: string): TimerSpec | undefined;
   /**
-   * Reads a record this actor owns in another bucket (an entity's events): a fresh copy each time.
+   * Reads a record this actor owns in another bucket (an entity's events). The object is shared with
+   * the runtime's cache and later turns: never change it in place (build a new one, as `state`).
    */
   read<T>(bucket: string, key: string): Promise<T | undefined>;
   /** Writes such a record; it is durable before the turn's reply is sent. */
   write(bucket: string, key: string, value: unknown): void;
-  /** The same with the record already serialized (the actor reuses parts it serialized before). */
-  writeJson(bucket: string, key: string, json: string): void;
+  /**
+   * The same with the record already serialized (the actor reuses parts it serialized before).
+   * `value`, when given, is what `json` encodes (the same fields and values, built by the actor): later
+   * reads get it instead of parsing `json` again. It must not be changed afterwards.
+   */
+  writeJson(bucket: string, key: string, json: string, value?: unknown): void;
   remove(bucket: string, key: string): void;
   /**
    * Runs `fn` once the turn is durable (never when it fails or is fenced): for effects outside the

@@ -153,6 +153,12 @@ export const backendFlags: FlagSpec[] = [
     default: 20,
   },
   { name: 'log-level', type: 'string', description: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  {
+    name: 'debug-freeze-reads',
+    type: 'bool',
+    description: 'freeze what actors read of their stored events, so a change in place fails (for tests)',
+    default: false,
+  },
   // Failed logins (API and agent handshake) before a block, and the window they are counted in
   // (docs/compatibility.md#login-limits).
   {
@@ -290,6 +296,7 @@ export const BackendConfig = v.object({
     v.maxValue(3600, 'must be at most 3600 seconds'),
   ),
   'log-level': v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  'debug-freeze-reads': v.boolean(),
   'login-user-failures': LoginFailures,
   'login-user-window': LoginWindow,
   'login-address-failures': LoginFailures,

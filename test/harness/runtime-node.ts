@@ -20,6 +20,8 @@ interface RuntimeNodeOptions {
   behaviors: ActorBehavior<any>[];
   shardCount: number;
   log: Logger;
+  /** Freeze what turns read of their side records (`--debug-freeze-reads`). */
+  freezeReads?: boolean;
 }
 
 export interface RuntimeNode {
@@ -46,6 +48,7 @@ export async function startRuntimeNode(o: RuntimeNodeOptions): Promise<RuntimeNo
     guard: () => membership.guardOk(),
     shardCount: o.shardCount,
     log,
+    freezeReads: o.freezeReads,
   });
   const shards = new ShardManager(etcd, membership, host, { shardCount: o.shardCount, log });
   await membership.join();

@@ -51,6 +51,7 @@ export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: L
         shardCount: SHARD_COUNT,
         guard: () => membership.guardOk(),
         publishDurable: (subject, data, msgId) => nats.publishDurable(subject, data, msgId),
+        freezeReads: cfg['debug-freeze-reads'],
         behaviors: [
           entityBehavior({
             node: cfg.name,
