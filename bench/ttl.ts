@@ -93,6 +93,7 @@ export async function runTtl(cfg: TtlConfig): Promise<BenchResult> {
     return {
       title: 'ttl: check TTL expiry lateness, one node',
       lines,
+      figures: { ttl_late_p99_ms: p99, ttl_doubled: doubled },
       summary: [
         `ttl: ${int(cfg.switches)} switches, lateness p50 ${ms(p50)} p99 ${ms(p99)}${ok ? '' : ' FAILED (goal p99 < 50 ms, each once)'}`,
       ],

@@ -5,4 +5,9 @@ export interface BenchResult {
   lines: string[];
   /** One line per headline figure, for the final summary table. */
   summary: string[];
+  /**
+   * Headline figures by name (e.g. `post_rate`, `results_p99_ms`), for `make bench-peer`, which runs
+   * the same benchmarks and puts their figures beside the peer's (bench/peer/).
+   */
+  figures?: Record<string, number>;
 }

@@ -348,6 +348,7 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
     }
 
     // --- goals and summary -------------------------------------------------------------------
+    const figures: Record<string, number> = {};
     lines.push('');
     for (const auth of cfg.auth) {
       const fs = posts.filter((f) => f.auth === auth);
@@ -363,6 +364,10 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
         `backend CPU ${pct(cpuOf('backend'))}  nats ${pct(cpuOf('nats'))}  client ${pct(cpuOf('client'))}  others ${pct(median(fs.map((f) => f.server.window.othersPct)))}  ` +
         `statuses ${all201 ? 'all 201' : `FAILED: ${fs.map((f) => codes(f.statuses)).join(' | ')}`}  goal >= ${int(GOAL_POST_RATE)}/s: ${met ? 'met' : 'NOT met'}`;
       summary.push(line);
+      if (auth === 'key') {
+        figures.post_rate = med;
+        figures.post_p99_ms = median(p99s);
+      }
       lines.push(
         `goal POST (${auth}) >= ${int(GOAL_POST_RATE)}/s: ${met ? 'met' : 'NOT met'} (median ${int(med)}/s, runs ${rates.map((r) => int(r)).join(', ')})${met || cfg.profile ? '' : '; see `bench/run.ts rest --profile`'}`,
       );
@@ -378,6 +383,7 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
       const loadMet = median(loadP99) < GOAL_RAW_P99_MS;
       const g = raw?.raw.latency.summary();
       const rawMet = g ? g.p99 < GOAL_RAW_P99_MS : false;
+      if (g) figures.raw_get_p99_ms = g.p99;
       const verdict = (m: boolean) => (m ? 'met' : 'NOT met');
       if (checked > 0) {
         const parts = [
@@ -397,6 +403,7 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
       }
     }
     if (list) {
+      figures.list_p99_ms = list.latency.p99;
       const met = list.latency.p99 < GOAL_LIST_P99_MS;
       const ok = onlyStatus(list.statuses, '200') && list.bad === 0;
       summary.push(
@@ -460,6 +467,7 @@ export async function runRest(cfg: RestConfig): Promise<BenchResult> {
       title: 'rest: REST API of one backend, event POSTs, read-after-write, list pages',
       lines,
       summary,
+      figures,
     };
   } finally {
     await cleanup.run();

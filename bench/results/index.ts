@@ -89,7 +89,12 @@ export async function runResults(cfg: ResultsConfig): Promise<BenchResult> {
   }
   lines.push('');
   const summary: string[] = [];
+  const figures: Record<string, number> = {};
   for (const f of runs) {
+    if (f.nodes === 1 && !f.error) {
+      figures.results_rate = f.rate;
+      figures.results_p99_ms = f.latency.p99;
+    }
     const rateMet = f.rate >= GOAL_RATE,
       p99Met = f.latency.p99 < GOAL_P99_MS;
     const head = `results ${f.nodes} backend${f.nodes > 1 ? 's' : ''} (${int(cfg.agents)} agents x W=${cfg.window})`;
@@ -114,5 +119,10 @@ export async function runResults(cfg: ResultsConfig): Promise<BenchResult> {
         `CPU profile of backend 0 over the steady window (${f.nodes} backend(s)):`,
         ...f.profile,
       );
-  return { title: 'results: check results stored per second over WebSocket (issue 5)', lines, summary };
+  return {
+    title: 'results: check results stored per second over WebSocket (issue 5)',
+    lines,
+    summary,
+    figures,
+  };
 }
