@@ -7,7 +7,7 @@ import https from 'node:https';
 export const basicAuth = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-export interface ApiAnswer {
+interface ApiAnswer {
   status: number;
   body: string;
 }

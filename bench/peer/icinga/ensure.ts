@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { note } from '../../lib/format.ts';
 
-export const ICINGA_BIN = '/usr/sbin/icinga2';
+const ICINGA_BIN = '/usr/sbin/icinga2';
 
 /**
  * Pids of running icinga2 processes (by exact command name). Zombies are left out: a child of the

@@ -10,7 +10,7 @@
  * generated configuration of this size would be, rather than made by apply rules or loops.
  */
 
-export interface ObjectsOptions {
+interface ObjectsOptions {
   port: number;
   user: string;
   password: string;
