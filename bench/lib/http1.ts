@@ -3,10 +3,13 @@
  * (no IncomingMessage/ClientRequest objects, no header validation): one request in flight per
  * connection, requests written as one string, responses parsed from the socket's bytes
  * (Content-Length or chunked bodies). `NodeHttpConn` does the same through `node:http` with a
- * keep-alive Agent, for comparison (BENCH_REST_CLIENT=node).
+ * keep-alive Agent, for comparison (BENCH_REST_CLIENT=node). An `https:` URL gives the raw client a
+ * TLS socket that accepts any certificate (peers such as Icinga 2 serve their API over HTTPS only,
+ * with a self-signed CA the benchmark made); plain URLs keep the plain TCP socket.
  */
 import http from 'node:http';
 import net from 'node:net';
+import tls from 'node:tls';
 
 export interface HttpResponse {
   status: number;
@@ -25,7 +28,10 @@ export interface HttpConn {
 const CRLF2 = Buffer.from('\r\n\r\n');
 const EMPTY = Buffer.alloc(0);
 
-/** One TCP connection; `headers` is a preformatted block of `Name: value\r\n` lines. */
+/**
+ * One TCP connection (TLS when `secure`, certificate not verified); `headers` is a preformatted
+ * block of `Name: value\r\n` lines.
+ */
 export class RawHttpConn implements HttpConn {
   private socket: net.Socket;
   private buf: Buffer = EMPTY;
@@ -39,10 +45,14 @@ export class RawHttpConn implements HttpConn {
   constructor(
     readonly host: string,
     readonly port: number,
+    secure = false,
   ) {
-    this.socket = net.connect({ host, port, noDelay: true });
+    // A TLS socket is ready for requests after the handshake ('secureConnect'), not at 'connect'.
+    this.socket = secure
+      ? tls.connect({ host, port, rejectUnauthorized: false }).setNoDelay(true)
+      : net.connect({ host, port, noDelay: true });
     this.connected = new Promise((resolve, reject) => {
-      this.socket.once('connect', () => resolve());
+      this.socket.once(secure ? 'secureConnect' : 'connect', () => resolve());
       this.socket.once('error', reject);
     });
     this.connected.catch(() => {
@@ -195,8 +205,11 @@ export type ClientKind = 'raw' | 'node';
 
 export function connect(kind: ClientKind, url: string): HttpConn {
   const u = new URL(url);
-  const port = Number(u.port || 80);
-  return kind === 'node' ? new NodeHttpConn(u.hostname, port) : new RawHttpConn(u.hostname, port);
+  const secure = u.protocol === 'https:';
+  const port = Number(u.port || (secure ? 443 : 80));
+  if (kind === 'node' && secure)
+    throw new Error('the node:http client speaks plain HTTP only; use raw for https');
+  return kind === 'node' ? new NodeHttpConn(u.hostname, port) : new RawHttpConn(u.hostname, port, secure);
 }
 
 /** Idle connections older than this are closed rather than reused: the server drops them after 5 s. */
