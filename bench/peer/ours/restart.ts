@@ -1,0 +1,83 @@
+/**
+ * One timed start of a backend on a cluster whose etcd and nats-server keep running: the running
+ * backend is stopped (gracefully, so its lease and shard owner keys go with it), then a fresh
+ * process with the same options is spawned and watched until every milestone was seen.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startBackend, type Backend } from '../../../test/harness/index.ts';
+import { watchStart, type Milestones } from './milestones.ts';
+
+export interface StartRun {
+  milestones: Milestones;
+  /** How long the graceful stop of the previous backend took, ms. */
+  stopMs: number;
+  /** The backend's own start time of each service (its `service started` log lines), in start order. */
+  services: Array<{ service: string; ms: number }>;
+  /** With `profile`: the .cpuprofile of the whole process (written at its exit). */
+  profileFile?: string;
+}
+
+export interface RestartOptions {
+  expectEvents: number;
+  timeoutMs: number;
+  /** CPU-profile the new process from its first line (`--cpu-prof`); it is stopped once started. */
+  profile?: boolean;
+}
+
+function serviceTimes(b: Backend): StartRun['services'] {
+  return b
+    .logs()
+    .filter((l) => l.msg === 'service started' && typeof l.service === 'string')
+    .map((l) => ({ service: l.service as string, ms: Number(l.ms) }));
+}
+
+/** Stops `previous` and times a new backend in its place; resolves with it (still running unless profiled). */
+export async function timedRestart(
+  previous: Backend,
+  o: RestartOptions,
+): Promise<{ backend: Backend; run: StartRun }> {
+  const stopStart = performance.now();
+  await previous.stop(20_000);
+  const stopMs = performance.now() - stopStart;
+
+  const profDir = o.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-bench-prof-')) : undefined;
+  const nodeOptions = [
+    process.env.NODE_OPTIONS ?? '',
+    process.env.BENCH_BACKEND_NODE_OPTIONS ?? '',
+    profDir ? `--cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-interval=500` : '',
+  ]
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  // Every port is given, so the process is spawned before startBackend's first await: spawnedAt is
+  // the moment of the spawn, give or take a microsecond.
+  const spawnedAt = performance.now();
+  const starting = startBackend({
+    ...previous.options,
+    // Info: the backend then logs the start time of each of its services.
+    logLevel: 'info',
+    init: false,
+    readyTimeoutMs: o.timeoutMs,
+    env: { ...previous.options.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
+  });
+  let milestones: Milestones;
+  try {
+    milestones = await watchStart(previous.apiUrl, spawnedAt, o.expectEvents, o.timeoutMs);
+  } catch (err) {
+    await starting.then((b) => b.stop(20_000)).catch(() => {});
+    throw err;
+  }
+  const backend = await starting;
+  let profileFile: string | undefined;
+  if (profDir) {
+    // The profile is written when the process exits.
+    await backend.stop(20_000);
+    profileFile = fs
+      .readdirSync(profDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(profDir, f))[0];
+  }
+  return { backend, run: { milestones, stopMs, services: serviceTimes(backend), profileFile } };
+}
