@@ -104,7 +104,7 @@ export function startupLines(f: StartupFigures): string[] {
     const m = f.profile.run.milestones;
     lines.push(
       '',
-      `CPU profile of one more start (${int(f.stored.events)} events; whole process until its stop: ready at ${ms(m.readyMs)} under the profiler):`,
+      `CPU profile of one more start (${int(f.stored.events)} events), from the process's first line until every milestone was seen (ready at ${ms(m.readyMs)} under the profiler):`,
       ...profileLines(f.profile.file),
     );
   }

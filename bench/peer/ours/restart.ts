@@ -3,10 +3,8 @@
  * backend is stopped (gracefully, so its lease and shard owner keys go with it), then a fresh
  * process with the same options is spawned and watched until every milestone was seen.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { startBackend, type Backend } from '../../../test/harness/index.ts';
+import { instrumentation, stopProfile } from '../../lib/backend-ctl.ts';
 import { watchStart, type Milestones } from './milestones.ts';
 
 export interface StartRun {
@@ -15,14 +13,14 @@ export interface StartRun {
   stopMs: number;
   /** The backend's own start time of each service (its `service started` log lines), in start order. */
   services: Array<{ service: string; ms: number }>;
-  /** With `profile`: the .cpuprofile of the whole process (written at its exit). */
+  /** With `profile`: the .cpuprofile from the process's first line until every milestone was seen. */
   profileFile?: string;
 }
 
 export interface RestartOptions {
   expectEvents: number;
   timeoutMs: number;
-  /** CPU-profile the new process from its first line (`--cpu-prof`); it is stopped once started. */
+  /** CPU-profile the new process from its first line until every milestone was seen. */
   profile?: boolean;
 }
 
@@ -33,7 +31,7 @@ function serviceTimes(b: Backend): StartRun['services'] {
     .map((l) => ({ service: l.service as string, ms: Number(l.ms) }));
 }
 
-/** Stops `previous` and times a new backend in its place; resolves with it (still running unless profiled). */
+/** Stops `previous` and times a new backend in its place; resolves with it, running. */
 export async function timedRestart(
   previous: Backend,
   o: RestartOptions,
@@ -42,15 +40,11 @@ export async function timedRestart(
   await previous.stop(20_000);
   const stopMs = performance.now() - stopStart;
 
-  const profDir = o.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-bench-prof-')) : undefined;
-  const nodeOptions = [
-    process.env.NODE_OPTIONS ?? '',
-    process.env.BENCH_BACKEND_NODE_OPTIONS ?? '',
-    profDir ? `--cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-interval=500` : '',
-  ]
-    .join(' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  // Profiled: the preload starts the profiler before the backend's own code loads.
+  const ctl = o.profile ? instrumentation({ profileFromStart: true }) : undefined;
+  const extra = process.env.BENCH_BACKEND_NODE_OPTIONS;
+  const env =
+    ctl?.env ?? (extra ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${extra}`.trim() } : {});
   // Every port is given, so the process is spawned before startBackend's first await: spawnedAt is
   // the moment of the spawn, give or take a microsecond.
   const spawnedAt = performance.now();
@@ -60,7 +54,7 @@ export async function timedRestart(
     logLevel: 'info',
     init: false,
     readyTimeoutMs: o.timeoutMs,
-    env: { ...previous.options.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
+    env,
   });
   let milestones: Milestones;
   try {
@@ -70,14 +64,7 @@ export async function timedRestart(
     throw err;
   }
   const backend = await starting;
-  let profileFile: string | undefined;
-  if (profDir) {
-    // The profile is written when the process exits.
-    await backend.stop(20_000);
-    profileFile = fs
-      .readdirSync(profDir)
-      .filter((f) => f.endsWith('.cpuprofile'))
-      .map((f) => path.join(profDir, f))[0];
-  }
+  // Stopped once every milestone was seen: the profile covers the start and nothing after it.
+  const profileFile = ctl ? await stopProfile(backend, ctl, 'backend-start') : undefined;
   return { backend, run: { milestones, stopMs, services: serviceTimes(backend), profileFile } };
 }
