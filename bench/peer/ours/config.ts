@@ -19,6 +19,11 @@ export interface PeerOursConfig {
   profile: boolean;
   /** Give up on a start-up milestone after this long, seconds. */
   startTimeoutSeconds: number;
+  /**
+   * `--cluster-lease-ttl` of the timed backends: the product's default (10 s), not the harness's 5 s,
+   * since a start that blocks the event loop longer than the lease loses its session.
+   */
+  leaseTtlSeconds: number;
 }
 
 const envNum = (name: string, dflt: number): number => {
@@ -41,5 +46,6 @@ export function peerOursConfig(args: string[] = []): PeerOursConfig {
     connections: Math.max(1, envNum('BENCH_PEER_CONNECTIONS', 64)),
     profile: args.includes('--profile') || process.env.BENCH_PEER_PROFILE === '1',
     startTimeoutSeconds: envNum('BENCH_PEER_START_TIMEOUT', 120),
+    leaseTtlSeconds: Math.max(1, envNum('BENCH_PEER_LEASE_TTL', 10)),
   };
 }

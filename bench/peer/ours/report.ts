@@ -57,15 +57,19 @@ export function memoryLines(f: MemoryFigures): string[] {
 }
 
 function setRows(label: string, s: StartSet): string[][] {
-  const rows = s.runs.map((r, i) => [
-    `${label} #${i + 1}`,
-    ms(r.milestones.healthMs),
-    ms(r.milestones.firstListMs),
-    ms(r.milestones.listWithDataMs),
-    ms(r.milestones.shardsOwnedMs),
-    ms(r.milestones.readyMs),
-    ms(r.stopMs),
-  ]);
+  const rows = s.runs.map((r, i) => {
+    const m = r.milestones;
+    if (!m) return [`${label} #${i + 1}`, `FAILED: ${r.failed ?? '?'}`, '', '', '', '', ms(r.stopMs)];
+    return [
+      `${label} #${i + 1}`,
+      ms(m.healthMs),
+      ms(m.firstListMs),
+      ms(m.listWithDataMs),
+      ms(m.shardsOwnedMs),
+      ms(m.readyMs),
+      ms(r.stopMs),
+    ];
+  });
   const m = s.median;
   rows.push([
     `${label} median`,
@@ -81,7 +85,7 @@ function setRows(label: string, s: StartSet): string[][] {
 
 /** The slowest services of a start, from the backend's own log. */
 function serviceLine(label: string, s: StartSet): string {
-  const r = s.runs[Math.floor(s.runs.length / 2)] ?? s.runs[0];
+  const r = s.runs.find((x) => x.milestones) ?? s.runs[0];
   if (!r?.services.length) return `${label}: no service timings logged`;
   const top = [...r.services].sort((a, b) => b.ms - a.ms).slice(0, 6);
   return `${label}, service start times (one run): ${top.map((t) => `${t.service} ${int(t.ms)} ms`).join(', ')}`;
@@ -89,7 +93,7 @@ function serviceLine(label: string, s: StartSet): string {
 
 export function startupLines(f: StartupFigures): string[] {
   const lines = [
-    `etcd + nats-server keep running; the backend is stopped (SIGTERM) and a new process spawned with the same options;`,
+    `etcd + nats-server keep running; the backend is stopped (SIGTERM) and a new process spawned with the same options (lease TTL ${f.leaseTtlSeconds} s, log level info);`,
     `ms from spawn: health = GET /health 200 (HTTP listening; what the test harness waits for), list = authenticated GET events?limit=1 200`,
     `(may be empty), list+data = GET events?limit=100 with min(100, stored) events, shards = /health shards.owned = all, ready = GET /ready 200`,
     `seeded ${int(f.stored.entities)} proxy entities x ${int(f.stored.events / Math.max(1, f.stored.entities))} checks = ${int(f.stored.events)} events in ${secs(f.seed.seconds)} (${int(f.seed.perSecond)}/s); KV: ${f.kv.map((b) => `${b.bucket} ${int(b.messages)} msgs ${fix(b.bytes / 2 ** 20, 1)} MB`).join(', ')}`,
@@ -101,10 +105,10 @@ export function startupLines(f: StartupFigures): string[] {
   if (f.empty) lines.push(serviceLine('empty', f.empty));
   lines.push(serviceLine(`${int(f.stored.events)} events`, f.stored));
   if (f.profile) {
-    const m = f.profile.run.milestones;
+    const ready = f.profile.run.milestones?.readyMs ?? NaN;
     lines.push(
       '',
-      `CPU profile of one more start (${int(f.stored.events)} events), from the process's first line until every milestone was seen (ready at ${ms(m.readyMs)} under the profiler):`,
+      `CPU profile of one more start (${int(f.stored.events)} events), from the process's first line until every milestone was seen (ready at ${ms(ready)} under the profiler):`,
       ...profileLines(f.profile.file),
     );
   }

@@ -8,7 +8,9 @@ import { instrumentation, stopProfile } from '../../lib/backend-ctl.ts';
 import { watchStart, type Milestones } from './milestones.ts';
 
 export interface StartRun {
-  milestones: Milestones;
+  /** Absent when the start failed (`failed` says why). */
+  milestones?: Milestones;
+  failed?: string;
   /** How long the graceful stop of the previous backend took, ms. */
   stopMs: number;
   /** The backend's own start time of each service (its `service started` log lines), in start order. */
@@ -20,6 +22,7 @@ export interface StartRun {
 export interface RestartOptions {
   expectEvents: number;
   timeoutMs: number;
+  leaseTtlSeconds: number;
   /** CPU-profile the new process from its first line until every milestone was seen. */
   profile?: boolean;
 }
@@ -29,6 +32,21 @@ function serviceTimes(b: Backend): StartRun['services'] {
     .logs()
     .filter((l) => l.msg === 'service started' && typeof l.service === 'string')
     .map((l) => ({ service: l.service as string, ms: Number(l.ms) }));
+}
+
+/** The first line of an error, with the first error the backend logged (the harness quotes its last lines). */
+function failure(message: string): string {
+  const head = message.split('\n')[0] ?? message;
+  for (const line of message.split('\n')) {
+    if (!line.includes('"level":"error"')) continue;
+    try {
+      const l = JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>;
+      return `${head}; first error logged: ${String(l.msg)} (${String(l.reason ?? l.error ?? '')})`;
+    } catch {
+      /* not a whole JSON line */
+    }
+  }
+  return head;
 }
 
 /** Stops `previous` and times a new backend in its place; resolves with it, running. */
@@ -53,15 +71,23 @@ export async function timedRestart(
     // Info: the backend then logs the start time of each of its services.
     logLevel: 'info',
     init: false,
+    leaseTtl: o.leaseTtlSeconds,
     readyTimeoutMs: o.timeoutMs,
     env,
   });
   let milestones: Milestones;
   try {
-    milestones = await watchStart(previous.apiUrl, spawnedAt, o.expectEvents, o.timeoutMs);
+    milestones = await Promise.race([
+      watchStart(previous.apiUrl, spawnedAt, o.expectEvents, o.timeoutMs),
+      // A process that exits while starting ends the watch at once.
+      starting.then(() => new Promise<never>(() => {})),
+    ]);
   } catch (err) {
-    await starting.then((b) => b.stop(20_000)).catch(() => {});
-    throw err;
+    const b = await starting.catch(() => undefined);
+    await b?.stop(20_000);
+    // The stopped `previous` stands in for the next restart: its options are what matters.
+    const failed = failure((err as Error).message);
+    return { backend: b ?? previous, run: { failed, stopMs, services: b ? serviceTimes(b) : [] } };
   }
   const backend = await starting;
   // Stopped once every milestone was seen: the profile covers the start and nothing after it.

@@ -20,7 +20,7 @@ export interface StartSet {
   entities: number;
   events: number;
   runs: StartRun[];
-  /** Per milestone, the median over the runs. */
+  /** Per milestone, the median over the runs that started (a failed start is in `runs` with its reason). */
   median: Milestones;
 }
 
@@ -36,12 +36,16 @@ export interface StartupFigures {
   stored: StartSet;
   seed: SeedFigures;
   kv: BucketState[];
+  /** `--cluster-lease-ttl` of the timed backends. */
+  leaseTtlSeconds: number;
   profile?: StartProfile;
 }
 
+/** Per milestone, the median of the starts that succeeded (NaN when none did). */
 function medianOf(runs: StartRun[]): Milestones {
+  const ok = runs.flatMap((r) => (r.milestones ? [r.milestones] : []));
   const m = {} as Milestones;
-  for (const k of MILESTONES) m[k] = median(runs.map((r) => r.milestones[k]));
+  for (const k of MILESTONES) m[k] = ok.length ? median(ok.map((x) => x[k])) : NaN;
   return m;
 }
 
@@ -60,11 +64,17 @@ export async function measureStartup(cfg: PeerOursConfig): Promise<StartupFigure
     const restarts = async (label: string, n: number, expectEvents: number): Promise<StartRun[]> => {
       const runs: StartRun[] = [];
       for (let i = 1; i <= n; i++) {
-        const r = await timedRestart(current!, { expectEvents, timeoutMs });
+        const r = await timedRestart(current!, {
+          expectEvents,
+          timeoutMs,
+          leaseTtlSeconds: cfg.leaseTtlSeconds,
+        });
         current = r.backend;
         const m = r.run.milestones;
         note(
-          `peer start-up: ${label} #${i}: health ${m.healthMs.toFixed(0)} ms, list with data ${m.listWithDataMs.toFixed(0)} ms, shards ${m.shardsOwnedMs.toFixed(0)} ms, ready ${m.readyMs.toFixed(0)} ms (stop took ${r.run.stopMs.toFixed(0)} ms)`,
+          m
+            ? `peer start-up: ${label} #${i}: health ${m.healthMs.toFixed(0)} ms, list with data ${m.listWithDataMs.toFixed(0)} ms, shards ${m.shardsOwnedMs.toFixed(0)} ms, ready ${m.readyMs.toFixed(0)} ms (stop took ${r.run.stopMs.toFixed(0)} ms)`
+            : `peer start-up: ${label} #${i}: FAILED: ${r.run.failed}`,
         );
         runs.push(r.run);
       }
@@ -87,7 +97,13 @@ export async function measureStartup(cfg: PeerOursConfig): Promise<StartupFigure
 
     let profile: StartProfile | undefined;
     if (cfg.profile) {
-      const r = await timedRestart(current, { expectEvents: events, timeoutMs, profile: true });
+      const r = await timedRestart(current, {
+        expectEvents: events,
+        timeoutMs,
+        leaseTtlSeconds: cfg.leaseTtlSeconds,
+        profile: true,
+      });
+      if (r.run.failed) note(`peer start-up: the profiled start FAILED: ${r.run.failed}`);
       current = r.backend;
       if (r.run.profileFile)
         profile = {
@@ -97,7 +113,7 @@ export async function measureStartup(cfg: PeerOursConfig): Promise<StartupFigure
         };
       else note('peer start-up: the profiled backend wrote no .cpuprofile');
     }
-    return { empty, stored, seed, kv, profile };
+    return { empty, stored, seed, kv, leaseTtlSeconds: cfg.leaseTtlSeconds, profile };
   } finally {
     await cleanup.run();
   }
