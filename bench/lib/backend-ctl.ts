@@ -41,7 +41,8 @@ export const PRELOAD_IMPORT = ['--import', PRELOAD];
 
 /**
  * Environment for startBackend({ env }) that loads the preload, with a fresh control file.
- * `profileFromStart`: the CPU profiler runs from the preload's load on; `stopProfile` writes it.
+ * `profileFromStart`: the CPU profiler runs from the preload's load on; `stopProfile` writes it, or
+ * the process itself at its exit to `env.BENCH_PROF_EXIT_FILE` (a start that failed).
  */
 export function instrumentation(o: { profileFromStart?: boolean } = {}): Instrumentation {
   const ctlFile = path.join(tempDir('bench-ctl'), 'command');
@@ -54,7 +55,12 @@ export function instrumentation(o: { profileFromStart?: boolean } = {}): Instrum
         .replace(/\s+/g, ' ')
         .trim(),
       BENCH_CTL_FILE: ctlFile,
-      ...(o.profileFromStart ? { BENCH_PROF_AT_START: '1' } : {}),
+      ...(o.profileFromStart
+        ? {
+            BENCH_PROF_AT_START: '1',
+            BENCH_PROF_EXIT_FILE: path.join(path.dirname(ctlFile), 'at-exit.cpuprofile'),
+          }
+        : {}),
     },
   };
 }

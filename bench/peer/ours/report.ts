@@ -108,7 +108,9 @@ export function startupLines(f: StartupFigures): string[] {
     const ready = f.profile.run.milestones?.readyMs ?? NaN;
     lines.push(
       '',
-      `CPU profile of one more start (${int(f.stored.events)} events), from the process's first line until every milestone was seen (ready at ${ms(ready)} under the profiler):`,
+      f.profile.run.milestones
+        ? `CPU profile of one more start (${int(f.stored.events)} events), from the process's first line until every milestone was seen (ready at ${ms(ready)} under the profiler):`
+        : `CPU profile of one more start (${int(f.stored.events)} events) that FAILED (${f.profile.run.failed ?? '?'}), from its first line to its exit:`,
       ...profileLines(f.profile.file),
     );
   }

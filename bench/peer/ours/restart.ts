@@ -4,6 +4,7 @@
  * process with the same options is spawned and watched until every milestone was seen.
  */
 import { startBackend, type Backend } from '../../../test/harness/index.ts';
+import fs from 'node:fs';
 import { instrumentation, stopProfile } from '../../lib/backend-ctl.ts';
 import { watchStart, type Milestones } from './milestones.ts';
 
@@ -15,11 +16,11 @@ export interface StartRun {
   stopMs: number;
   /** The backend's own start time of each service (its `service started` log lines), in start order. */
   services: Array<{ service: string; ms: number }>;
-  /** With `profile`: the .cpuprofile from the process's first line until every milestone was seen. */
+  /** With `profile`: the .cpuprofile from the process's first line until every milestone was seen (or it exited). */
   profileFile?: string;
 }
 
-export interface RestartOptions {
+interface RestartOptions {
   expectEvents: number;
   timeoutMs: number;
   leaseTtlSeconds: number;
@@ -46,7 +47,13 @@ function failure(message: string): string {
       /* not a whole JSON line */
     }
   }
-  return head;
+  // The harness quotes the process's last lines: its last word says what ended it.
+  const last = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('{') && !l.startsWith('at '))
+    .at(-1);
+  return last && last !== head ? `${head}; last line: ${last}` : head;
 }
 
 /** Stops `previous` and times a new backend in its place; resolves with it, running. */
@@ -87,7 +94,13 @@ export async function timedRestart(
     await b?.stop(20_000);
     // The stopped `previous` stands in for the next restart: its options are what matters.
     const failed = failure((err as Error).message);
-    return { backend: b ?? previous, run: { failed, stopMs, services: b ? serviceTimes(b) : [] } };
+    // A profiled start that failed wrote its profile as it exited.
+    const atExit = ctl?.env.BENCH_PROF_EXIT_FILE;
+    const profileFile = atExit && fs.existsSync(atExit) ? atExit : undefined;
+    return {
+      backend: b ?? previous,
+      run: { failed, stopMs, services: b ? serviceTimes(b) : [], ...(profileFile ? { profileFile } : {}) },
+    };
   }
   const backend = await starting;
   // Stopped once every milestone was seen: the profile covers the start and nothing after it.

@@ -24,7 +24,7 @@ export interface StartSet {
   median: Milestones;
 }
 
-export interface StartProfile {
+interface StartProfile {
   file: string;
   summary: ReturnType<typeof summarizeProfile>;
   run: StartRun;
@@ -97,21 +97,25 @@ export async function measureStartup(cfg: PeerOursConfig): Promise<StartupFigure
 
     let profile: StartProfile | undefined;
     if (cfg.profile) {
-      const r = await timedRestart(current, {
-        expectEvents: events,
-        timeoutMs,
-        leaseTtlSeconds: cfg.leaseTtlSeconds,
-        profile: true,
-      });
-      if (r.run.failed) note(`peer start-up: the profiled start FAILED: ${r.run.failed}`);
-      current = r.backend;
-      if (r.run.profileFile)
-        profile = {
-          file: r.run.profileFile,
-          summary: summarizeProfile(r.run.profileFile, REPO_ROOT, 30),
-          run: r.run,
-        };
-      else note('peer start-up: the profiled backend wrote no .cpuprofile');
+      // Profiled, a start with much stored can fail (a NATS request timing out): try up to 3 times,
+      // keeping the profile of the last try, whether it started or not.
+      for (let attempt = 1; attempt <= 3 && !profile?.run.milestones; attempt++) {
+        const r = await timedRestart(current, {
+          expectEvents: events,
+          timeoutMs,
+          leaseTtlSeconds: cfg.leaseTtlSeconds,
+          profile: true,
+        });
+        current = r.backend;
+        if (r.run.failed) note(`peer start-up: profiled start #${attempt} FAILED: ${r.run.failed}`);
+        if (r.run.profileFile)
+          profile = {
+            file: r.run.profileFile,
+            summary: summarizeProfile(r.run.profileFile, REPO_ROOT, 30),
+            run: r.run,
+          };
+        else note('peer start-up: the profiled backend wrote no .cpuprofile');
+      }
     }
     return { empty, stored, seed, kv, leaseTtlSeconds: cfg.leaseTtlSeconds, profile };
   } finally {
