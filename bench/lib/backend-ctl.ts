@@ -39,8 +39,12 @@ export interface Instrumentation {
 /** The node flag that loads the preload (for processes started with `node` directly). */
 export const PRELOAD_IMPORT = ['--import', PRELOAD];
 
-/** Environment for startBackend({ env }) that loads the preload, with a fresh control file. */
-export function instrumentation(): Instrumentation {
+/**
+ * Environment for startBackend({ env }) that loads the preload, with a fresh control file.
+ * `profileFromStart`: the CPU profiler runs from the preload's load on; `stopProfile` writes it, or
+ * the process itself at its exit to `env.BENCH_PROF_EXIT_FILE` (a start that failed).
+ */
+export function instrumentation(o: { profileFromStart?: boolean } = {}): Instrumentation {
   const ctlFile = path.join(tempDir('bench-ctl'), 'command');
   // BENCH_BACKEND_NODE_OPTIONS adds node/V8 flags for experiments (e.g. --max-old-space-size=256).
   const extra = process.env.BENCH_BACKEND_NODE_OPTIONS ?? '';
@@ -51,6 +55,12 @@ export function instrumentation(): Instrumentation {
         .replace(/\s+/g, ' ')
         .trim(),
       BENCH_CTL_FILE: ctlFile,
+      ...(o.profileFromStart
+        ? {
+            BENCH_PROF_AT_START: '1',
+            BENCH_PROF_EXIT_FILE: path.join(path.dirname(ctlFile), 'at-exit.cpuprofile'),
+          }
+        : {}),
     },
   };
 }
@@ -109,18 +119,24 @@ export async function startProfile(
   ctl: Instrumentation,
   label: string,
 ): Promise<{ stop(): Promise<string | undefined> }> {
+  await control(b, ctl, 'prof-start', (l) => l.includes('"bench_prof"'));
+  return { stop: () => stopProfile(b, ctl, label) };
+}
+
+/** Stops the backend's CPU profiler (started by startProfile or from its start) and returns the file written. */
+export async function stopProfile(
+  b: { proc: Proc },
+  ctl: Instrumentation,
+  label: string,
+): Promise<string | undefined> {
   const file = path.join(
     fs.mkdtempSync(path.join(os.tmpdir(), 'monitor-bench-prof-')),
     `${label}.cpuprofile`,
   );
-  await control(b, ctl, 'prof-start', (l) => l.includes('"bench_prof"'));
-  return {
-    stop: async () =>
-      (await control(b, ctl, `prof-stop ${file}`, (l) => l.includes('"bench_prof"'), 30_000)) &&
-      fs.existsSync(file)
-        ? file
-        : undefined,
-  };
+  return (await control(b, ctl, `prof-stop ${file}`, (l) => l.includes('"bench_prof"'), 30_000)) &&
+    fs.existsSync(file)
+    ? file
+    : undefined;
 }
 
 /** Writes a heap snapshot of the process (kept under the OS temp dir); resolves with its path. */

@@ -7,6 +7,9 @@
 //      prof-start       start the V8 CPU profiler (inspector, 500 us sampling)
 //      prof-stop <file> stop it, write the .cpuprofile to <file>, print {"bench_prof":"<file>"}
 //      heap <file>      write a heap snapshot to <file>, print {"bench_heap":"<file>"}
+//  - With BENCH_PROF_AT_START=1 the CPU profiler starts as this file loads, before the process's
+//    own code, so a later prof-stop covers its start-up (node refuses --cpu-prof in NODE_OPTIONS);
+//    a process that exits with the profiler still running writes it to BENCH_PROF_EXIT_FILE.
 import fs from 'node:fs';
 import inspector from 'node:inspector';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -54,6 +57,27 @@ setInterval(() => report({}), 5000).unref();
 
 let gc;
 let session;
+const startProfiler = (then) => {
+  session = new inspector.Session();
+  session.connect();
+  session.post('Profiler.enable', () =>
+    session.post('Profiler.setSamplingInterval', { interval: 500 }, () =>
+      session.post('Profiler.start', then),
+    ),
+  );
+};
+if (process.env.BENCH_PROF_AT_START === '1') {
+  startProfiler(() => {});
+  // A start that fails exits before anyone asks for the profile: it goes to BENCH_PROF_EXIT_FILE
+  // then (the main thread's inspector answers synchronously, so this works in an exit handler).
+  process.on('exit', () => {
+    const file = process.env.BENCH_PROF_EXIT_FILE;
+    if (!session || !file) return;
+    session.post('Profiler.stop', (err, res) => {
+      if (!err) fs.writeFileSync(file, JSON.stringify(res.profile));
+    });
+  });
+}
 process.on('SIGUSR2', () => {
   let cmd = 'gc';
   try {
@@ -71,13 +95,7 @@ process.on('SIGUSR2', () => {
     gc();
     report({ after_gc: true });
   } else if (verb === 'prof-start') {
-    session = new inspector.Session();
-    session.connect();
-    session.post('Profiler.enable', () =>
-      session.post('Profiler.setSamplingInterval', { interval: 500 }, () =>
-        session.post('Profiler.start', () => emit({ bench_prof: 'started' })),
-      ),
-    );
+    startProfiler(() => emit({ bench_prof: 'started' }));
   } else if (verb === 'heap') {
     v8.writeHeapSnapshot(arg);
     emit({ bench_heap: arg });
