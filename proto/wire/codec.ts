@@ -13,9 +13,14 @@ import {
 // generated code). Values stay in the JSON shape the rest of the programs use; only the bytes on the
 // socket change.
 
-const root = protobuf.parse(readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8'), {
-  keepCase: true,
-}).root;
+// The compiled programs carry the text, inlined by the build (deploy/build/build.ts); run from the
+// sources, it is read from the file next to this one.
+declare const MONITOR_BUILD_PROTO: string | undefined;
+const protoText =
+  typeof MONITOR_BUILD_PROTO === 'string'
+    ? MONITOR_BUILD_PROTO
+    : readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8');
+const root = protobuf.parse(protoText, { keepCase: true }).root;
 const lookup = (name: string) => root.lookupType(`monitor.core.v2.${name}`);
 
 /** The message each frame type carries. */
