@@ -13,7 +13,7 @@
  * call it, so no test or benchmark runs programs older than their sources.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -55,6 +55,28 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(tmp, path);
 }
 
+/**
+ * The packages bundled into the programs rather than imported from node_modules. ws is CommonJS:
+ * imported from an ES module, Node first scans its files with its CommonJS lexer, which runs hot
+ * enough at start to be optimized, and each of its files is resolved and wrapped on its own; bundled,
+ * none of that happens. It cost an idle agent several MB (docs/operations.md#agent-memory).
+ */
+const BUNDLED_PACKAGES = new Set(['ws']);
+
+/** `packages: 'external'` with exceptions: every bare import stays one, but those of `bundled`. */
+function packagesExternalBut(bundled: Set<string>): esbuild.Plugin {
+  return {
+    name: 'packages-external-but',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        const parts = args.path.split('/');
+        const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+        return bundled.has(name) ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
+
 /** Bundles every program into dist/ and records its inputs; returns the files written. */
 export async function build(): Promise<string[]> {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -68,10 +90,17 @@ export async function build(): Promise<string[]> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    plugins: [packagesExternalBut(BUNDLED_PACKAGES)],
+    // The bundled CommonJS packages call require(), which an ES module lacks.
+    banner: {
+      js: "import { createRequire as __monitorRequire } from 'node:module';\nconst require = __monitorRequire(import.meta.url);",
+    },
     sourcemap: 'linked',
-    // Each program its own file: a shared chunk would make the agent load code only the backend runs.
-    splitting: false,
+    // A module imported with import() goes to a chunk of its own, with its packages: otherwise esbuild
+    // would hoist their imports to the top of the program and load them at start anyway. Code both
+    // programs import statically goes to shared chunks, which each program loads at start.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     metafile: true,
     write: false,
     logLevel: 'warning',
@@ -81,11 +110,16 @@ export async function build(): Promise<string[]> {
       MONITOR_BUILD_PROTO: JSON.stringify(proto),
     },
   });
-  mkdirSync(DIST, { recursive: true });
   const outputs: string[] = [];
   for (const f of result.outputFiles) {
+    mkdirSync(dirname(f.path), { recursive: true });
     writeAtomic(f.path, f.contents);
     outputs.push(relative(ROOT, f.path));
+  }
+  // Chunks of earlier builds (their names carry a hash of their content).
+  for (const path of readdirSync(DIST, { recursive: true, encoding: 'utf8' })) {
+    const rel = join('dist', path);
+    if (/\.mjs(\.map)?$/.test(rel) && !outputs.includes(rel)) rmSync(join(ROOT, rel), { force: true });
   }
   const inputs: Record<string, string> = {};
   for (const path of [...Object.keys(result.metafile.inputs), ...EXTRA_INPUTS]) {

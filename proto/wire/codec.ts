@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import protobuf from 'protobufjs';
 import {
-  CONTENT_JSON,
   CONTENT_PROTOBUF,
   FrameError,
   jsonCodec,
+  payloadCodecFor,
   type FrameType,
   type PayloadCodec,
 } from '../frames.ts';
@@ -116,10 +116,7 @@ export function codecForAccept(accept: string | undefined): PayloadCodec {
   return accept?.trim().toLowerCase() === CONTENT_PROTOBUF ? protobufCodec : jsonCodec;
 }
 
-/** The agent's side: the codec the backend named in its Content-Type; undefined for one we lack. */
+/** The agent's side with protobuf loaded: the codec the backend named in its Content-Type; undefined for one we lack. */
 export function codecForContentType(contentType: string | undefined): PayloadCodec | undefined {
-  const t = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (t === '' || t === CONTENT_JSON) return jsonCodec; // no Content-Type: an older backend, JSON
-  if (t === CONTENT_PROTOBUF) return protobufCodec;
-  return undefined;
+  return payloadCodecFor(contentType, protobufCodec);
 }
