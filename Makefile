@@ -7,9 +7,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy deploy deploy-check clean
+.PHONY: help setup deps build binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy deploy deploy-check clean
 
 help:
+	@echo "make build  - compile bin/*.ts into dist/*.mjs, the programs bin/monitor-backend and bin/monitor-agent run"
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
 	@echo "make cluster - start a local cluster in the background: 3 etcd, 3 nats-server, 3 backends, haproxy, an agent"
@@ -69,7 +70,13 @@ deploy-binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null; }; \
 	fi
 
-run: setup
+# The programs run compiled: bin/monitor-backend and bin/monitor-agent import dist/*.mjs, bundled by
+# esbuild (docs/operations.md#compiled-programs). Every target that starts them depends on this one; the
+# test harness and test/run.ts also rebuild dist/ when it is older than the sources.
+build: deps
+	@node --import tsx deploy/build/main.ts
+
+run: setup build
 	@deploy/local/run.sh
 
 # A local cluster on 127.0.0.1 in the background (docs/operations-local-cluster.md): folder CLUSTER_DIR
@@ -81,7 +88,7 @@ cluster-binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq haproxy >/dev/null; }; \
 	fi
 
-cluster: setup cluster-binaries
+cluster: setup cluster-binaries build
 	@node --import tsx deploy/local/cluster/main.ts up
 
 cluster-status: deps
@@ -109,7 +116,7 @@ lint: deps typecheck
 format: deps
 	@node_modules/.bin/prettier --write --log-level warn .
 
-test: setup test-binaries deploy-binaries cluster-binaries lint
+test: setup test-binaries deploy-binaries cluster-binaries lint build
 	@node --import tsx test/run.ts
 
 # The chaos suite (test/chaos, also part of make test with one round) as a longer soak. Run straight
@@ -117,7 +124,7 @@ test: setup test-binaries deploy-binaries cluster-binaries lint
 # kills every process it started when the suite ends.
 CHAOS_ROUNDS ?= 3
 CHAOS_SOAK_S ?= 60
-chaos: setup cluster-binaries
+chaos: setup cluster-binaries build
 	@CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_SOAK_S=$(CHAOS_SOAK_S) node --import tsx test/chaos/chaos.test.ts
 
 # Offline by nature: no cluster can run here. KUBECTL="kubectl /path/to/other/kubectl" renders with each
@@ -138,12 +145,12 @@ deploy:
 	  done
 	$(K) apply -k deploy/k8s/overlays/$(OVERLAY)
 
-bench: setup
+bench: setup build
 	@node --import tsx bench/run.ts
 
 # The legacy API's benchmark alone (bench/legacy.ts), with the core/v2 figures of the same run beside it.
-bench-legacy: setup
+bench-legacy: setup build
 	@node --import tsx bench/run.ts legacy legacy-client
 
 clean:
-	rm -rf .state .cluster node_modules
+	rm -rf .state .cluster dist node_modules

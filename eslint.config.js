@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.state/**', '.cluster/**', 'deploy/**/*.js'] },
+  { ignores: ['node_modules/**', '.state/**', '.cluster/**', 'dist/**', 'deploy/**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -11,10 +11,10 @@ import {
   jsonCodec,
   MAX_FRAME_BYTES,
   messageBytes,
+  payloadCodecFor,
   type FrameType,
   type PayloadCodec,
 } from '../proto/frames.ts';
-import { codecForContentType } from '../proto/wire/codec.ts';
 import type { Logger } from '../lib/log.ts';
 import { AGENT_CAPABILITIES, handshakeHeaders } from '../proto/schemas/handshake.ts';
 import { Backoff } from './backoff.ts';
@@ -129,6 +129,8 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   private stopped = false;
   /** Connections in a row closed with 1001 soon after they opened. */
   private goingAwayStreak = 0;
+  /** The protobuf codec, imported by `start` when this agent asks for protobuf payloads. */
+  private protobuf: PayloadCodec | undefined;
 
   constructor(private readonly opts: ConnectionOptions) {
     super();
@@ -149,7 +151,21 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.attempt();
+    if (!this.opts.protobuf) return this.attempt();
+    // protobufjs and the parsed monitor.proto are imported only by an agent that asks for protobuf
+    // (off by default): they would cost every JSON agent memory for good
+    // (docs/operations.md#agent-memory).
+    import('../proto/wire/codec.ts').then(
+      (m) => {
+        this.protobuf = m.protobufCodec;
+        this.attempt();
+      },
+      (err: unknown) => {
+        // Never expected (the module ships with the agent); the attempt then fails on the answer.
+        this.log.error('protobuf codec not loaded', { reason: (err as Error).message });
+        this.attempt();
+      },
+    );
   }
 
   /**
@@ -237,9 +253,9 @@ export class BackendConnection extends EventEmitter<ConnectionEvents> {
       a.backendId = header(res, 'backend-id');
       // The payload encoding of this connection is the one the backend names (none: JSON).
       const type = header(res, 'content-type');
-      a.codec = codecForContentType(type);
+      a.codec = payloadCodecFor(type, this.protobuf);
       if (!a.codec)
-        a.failure = `backend answered Content-Type ${type}; this agent speaks ${CONTENT_JSON} and ${CONTENT_PROTOBUF}`;
+        a.failure = `backend answered Content-Type ${type}; this agent speaks ${this.protobuf ? `${CONTENT_JSON} and ${CONTENT_PROTOBUF}` : CONTENT_JSON}`;
     });
     ws.on('unexpected-response', (_req, res) => this.readRejection(a, res));
     ws.on('open', () => {

@@ -53,6 +53,10 @@
  *
  * Every process started (etcd, nats-server, the ask host, backends) is stopped at the end of its
  * benchmark, and by the test harness's exit hook on failure or Ctrl-C.
+ *
+ * Backends and agents are the compiled programs (docs/operations.md#compiled-programs): importing the
+ * test harness rebuilds dist/ first when it is not the build of the current sources. Their CPU
+ * profiles (--profile) name lines of dist/*.mjs, not of the sources.
  */
 import { etcdBinary, natsBinary } from '../test/harness/index.ts';
 import { askConfig, runAsk } from './ask.ts';

@@ -1,6 +1,11 @@
-import { fileURLToPath } from 'node:url';
 import { runAgentCommand } from '../agent/cli.ts';
 
-// Entry point of monitor-agent (bin/monitor-agent runs it through tsx); the commands live in
-// agent/cli.ts. The launcher's own path goes in the systemd unit `service install` writes.
-await runAgentCommand(process.argv.slice(2), fileURLToPath(new URL('./monitor-agent', import.meta.url)));
+/**
+ * Entry point of monitor-agent, compiled into dist/agent.mjs (`make build`), which the launcher
+ * bin/monitor-agent imports; the commands live in agent/cli.ts. `launcher` is the launcher's own
+ * path, written into the systemd unit by `service install`: this module's location says nothing
+ * about it once bundled.
+ */
+export async function main(argv: string[], launcher: string): Promise<void> {
+  await runAgentCommand(argv, launcher);
+}

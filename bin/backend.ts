@@ -1,5 +1,9 @@
 import { runBackendCommand } from '../gateway/node/cli.ts';
 
-// Entry point of monitor-backend (bin/monitor-backend runs it through tsx); the commands live in
-// gateway/node/.
-await runBackendCommand(process.argv.slice(2));
+/**
+ * Entry point of monitor-backend, compiled into dist/backend.mjs (`make build`), which the launcher
+ * bin/monitor-backend imports; the commands live in gateway/node/.
+ */
+export async function main(argv: string[]): Promise<void> {
+  await runBackendCommand(argv);
+}

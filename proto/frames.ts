@@ -69,6 +69,20 @@ export const jsonCodec: PayloadCodec = {
   },
 };
 
+/**
+ * The agent's side: the codec the backend named in its Content-Type, JSON or `protobuf` (given when
+ * the agent has loaded it); undefined for one the agent lacks.
+ */
+export function payloadCodecFor(
+  contentType: string | undefined,
+  protobuf?: PayloadCodec,
+): PayloadCodec | undefined {
+  const t = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (t === '' || t === CONTENT_JSON) return jsonCodec; // no Content-Type: an older backend, JSON
+  if (t === CONTENT_PROTOBUF) return protobuf;
+  return undefined;
+}
+
 /** Our addition to the protocol: the backend acknowledges an event once it is durable. */
 export const Ack = v.object({
   id: v.string(),

@@ -9,6 +9,9 @@
  * tests, test/unit/runner.test.ts, run it on fixture suites in a temp dir);
  * the suites still run with the repo root as their working directory.
  *
+ * First dist/ (the compiled programs the suites run, deploy/build/build.ts) is rebuilt when it is
+ * not the build of the current sources.
+ *
  * Each file runs as its own process `node --import tsx <file>`, in its own
  * process group, with a timeout (300 s, or the value of a
  * `// suite-timeout: <seconds>` comment in the file's first 20 lines).
@@ -75,6 +78,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildIfStale } from '../deploy/build/build.ts';
 import { testPortRange } from './harness/ports.ts';
 import { commOf, processGroupMembers } from './harness/proc.ts';
 
@@ -400,6 +404,10 @@ async function main(): Promise<number> {
   }
   const jobs = jobsFrom(args);
   const filters = args;
+  // The suites run the compiled programs (bin/ launchers import dist/): bring dist/ up to date once,
+  // here, rather than in the first suites that import the harness, side by side.
+  const rebuilt = await buildIfStale();
+  if (rebuilt !== undefined) process.stdout.write(`build: dist/ was stale (${rebuilt}): rebuilt\n`);
   const files = findTests(dir)
     .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
     .sort((a, b) => groupOf(a) - groupOf(b) || (a < b ? -1 : a > b ? 1 : 0));

@@ -63,7 +63,9 @@ export function summarizeProfile(file: string, root: string, top = 25): ProfileS
     const ms = us / 1000;
     total += ms;
     const file = f.url ? f.url.replace(/^file:\/\//, '') : '';
-    // Line numbers of .ts files refer to tsx's transformed code, not the source: leave them out.
+    // Line numbers of .ts files refer to tsx's transformed code, not the source: leave them out. The
+    // programs' own code is one bundle (dist/*.mjs, docs/operations.md#compiled-programs): its lines
+    // are the bundle's.
     const rel = file ? path.relative(root, file).replace(/^(\.\.\/)+/, '/') : '';
     const where = !rel ? '' : rel.endsWith('.ts') ? rel : `${rel}:${f.lineNumber + 1}`;
     const key = `${f.functionName}|${where}`;

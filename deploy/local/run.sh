@@ -13,6 +13,9 @@ AGENT_NAME=${AGENT_NAME:-$(hostname)}
 AGENT_API_PORT=${AGENT_API_PORT:-3031}
 LOG_LEVEL=${LOG_LEVEL:-info}
 mkdir -p "$STATE_DIR/agent"
+# The programs run compiled (bin/ launchers import dist/); `make run` has just built them, this covers
+# a direct run after an edit (docs/operations.md#compiled-programs).
+node --import tsx deploy/build/main.ts --if-stale || exit 1
 
 backend_pid="" agent_pid=""
 stop() {

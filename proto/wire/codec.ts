@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import protobuf from 'protobufjs';
 import {
-  CONTENT_JSON,
   CONTENT_PROTOBUF,
   FrameError,
   jsonCodec,
+  payloadCodecFor,
   type FrameType,
   type PayloadCodec,
 } from '../frames.ts';
@@ -13,9 +13,14 @@ import {
 // generated code). Values stay in the JSON shape the rest of the programs use; only the bytes on the
 // socket change.
 
-const root = protobuf.parse(readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8'), {
-  keepCase: true,
-}).root;
+// The compiled programs carry the text, inlined by the build (deploy/build/build.ts); run from the
+// sources, it is read from the file next to this one.
+declare const MONITOR_BUILD_PROTO: string | undefined;
+const protoText =
+  typeof MONITOR_BUILD_PROTO === 'string'
+    ? MONITOR_BUILD_PROTO
+    : readFileSync(new URL('./monitor.proto', import.meta.url), 'utf8');
+const root = protobuf.parse(protoText, { keepCase: true }).root;
 const lookup = (name: string) => root.lookupType(`monitor.core.v2.${name}`);
 
 /** The message each frame type carries. */
@@ -111,10 +116,7 @@ export function codecForAccept(accept: string | undefined): PayloadCodec {
   return accept?.trim().toLowerCase() === CONTENT_PROTOBUF ? protobufCodec : jsonCodec;
 }
 
-/** The agent's side: the codec the backend named in its Content-Type; undefined for one we lack. */
+/** The agent's side with protobuf loaded: the codec the backend named in its Content-Type; undefined for one we lack. */
 export function codecForContentType(contentType: string | undefined): PayloadCodec | undefined {
-  const t = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (t === '' || t === CONTENT_JSON) return jsonCodec; // no Content-Type: an older backend, JSON
-  if (t === CONTENT_PROTOBUF) return protobufCodec;
-  return undefined;
+  return payloadCodecFor(contentType, protobufCodec);
 }

@@ -2,12 +2,12 @@
  * Launches a real agent process: bin/monitor-agent start ...
  * It does not wait for anything; tests wait on the backend's API instead.
  */
-import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
 import { tempDir } from './tmp.ts';
+import { AGENT_BIN } from './programs.ts';
 
-export const AGENT_BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
+export { AGENT_BIN };
 
 interface AgentOptions {
   name: string;

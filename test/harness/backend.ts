@@ -9,14 +9,14 @@
  * in, so `startBackend(old.options)` restarts "the same" backend after a
  * stop or kill (same ports, same state dir).
  */
-import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 import { getJson, type JsonResponse } from './http.ts';
 import { freePort } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
 import { tempDir } from './tmp.ts';
+import { BACKEND_BIN } from './programs.ts';
 
-export const BACKEND_BIN = fileURLToPath(new URL('../../bin/monitor-backend', import.meta.url));
+export { BACKEND_BIN };
 
 interface BackendOptions {
   name: string;

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPortsFree, PortInUseError } from '../../../lib/embedded/ports.ts';
+import { buildIfStale } from '../../build/build.ts';
 import {
   configFromEnv,
   portDifferences,
@@ -266,6 +267,10 @@ export async function up(root: string): Promise<number> {
   const missing = missingBinaries();
   if (missing.length)
     return fail(`${missing.join(', ')} not installed (make setup; haproxy: apt-get install haproxy)`);
+  // The backends and the agent run the compiled programs (docs/operations.md#compiled-programs):
+  // `make cluster` has built them; this covers a direct run after an edit.
+  const rebuilt = await buildIfStale();
+  if (rebuilt !== undefined) process.stdout.write(`dist/ was stale (${rebuilt}): rebuilt\n`);
 
   const specs = processes(c);
   const alive = specs.filter((s) => runningPid(s) !== undefined);
