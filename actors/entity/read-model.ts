@@ -29,6 +29,12 @@ export class ReadItem {
  */
 export class SortedIndex {
   private keys: string[] = [];
+  /**
+   * Keys added since the last read, not yet in `keys`: a watch's first pass delivers 100,000 events
+   * in write order, and inserting each in place made loading quadratic (a start with that many
+   * events spent 39 % of its CPU there). They are sorted and merged once, when something reads.
+   */
+  private pending: string[] = [];
   private readonly items = new Map<string, ReadItem>();
 
   get size(): number {
@@ -36,12 +42,13 @@ export class SortedIndex {
   }
 
   set(item: ReadItem): void {
-    if (!this.items.has(item.key)) this.keys.splice(this.lowerBound(item.key), 0, item.key);
+    if (!this.items.has(item.key)) this.pending.push(item.key);
     this.items.set(item.key, item);
   }
 
   delete(key: string): void {
     if (!this.items.delete(key)) return;
+    this.settle();
     const i = this.lowerBound(key);
     if (this.keys[i] === key) this.keys.splice(i, 1);
   }
@@ -53,18 +60,42 @@ export class SortedIndex {
     return this.items.get(key);
   }
   allKeys(): string[] {
+    this.settle();
     return [...this.keys];
   }
 
   /** Items with keys starting with `prefix`, after `after` (exclusive) when given. */
   *range(prefix: string, after?: string): Generator<ReadItem> {
+    this.settle();
     let i = this.lowerBound(after !== undefined && after >= prefix ? after : prefix);
     if (after !== undefined && this.keys[i] === after) i++;
     for (; i < this.keys.length; i++) {
       const k = this.keys[i]!;
       if (!k.startsWith(prefix)) return;
-      yield this.items.get(k)!;
+      // A key deleted after the generator started has no item any more.
+      const item = this.items.get(k);
+      if (item) yield item;
     }
+  }
+
+  /** Merges the pending keys into the sorted ones: one sort of the new keys and one linear merge. */
+  private settle(): void {
+    if (this.pending.length === 0) return;
+    const added = this.pending.sort(byCodeUnits);
+    this.pending = [];
+    const old = this.keys;
+    if (old.length === 0 || old[old.length - 1]! < added[0]!) {
+      this.keys = old.length === 0 ? added : old.concat(added);
+      return;
+    }
+    const merged = new Array<string>(old.length + added.length);
+    let i = 0,
+      j = 0,
+      n = 0;
+    while (i < old.length && j < added.length) merged[n++] = old[i]! < added[j]! ? old[i++]! : added[j++]!;
+    while (i < old.length) merged[n++] = old[i++]!;
+    while (j < added.length) merged[n++] = added[j++]!;
+    this.keys = merged;
   }
 
   private lowerBound(key: string): number {
@@ -78,6 +109,9 @@ export class SortedIndex {
     return lo;
   }
 }
+
+/** The order of `<` on strings (UTF-16 code units), which `lowerBound` relies on. */
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export const SEP = '\u0000';
 
