@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NATS_SERVER := $(shell command -v nats-server 2>/dev/null || ls /usr/sbin/nats-server /usr/local/sbin/nats-server 2>/dev/null | head -1)
 ETCD := $(shell command -v etcd 2>/dev/null)
 
-.PHONY: help setup deps build binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy deploy deploy-check clean
+.PHONY: help setup deps build binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy bench-peer deploy deploy-check clean
 
 help:
 	@echo "make build  - compile bin/*.ts into dist/*.mjs, the programs bin/monitor-backend and bin/monitor-agent run"
@@ -20,6 +20,7 @@ help:
 	@echo "make format - format the tree with prettier"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make bench-legacy - the legacy benchmarks alone: the API next to core/v2, the client sockets next to the agent inputs"
+	@echo "make bench-peer - Icinga 2 (installed when missing, as root) and monitor side by side: issue 17's goals table with the ratios"
 	@echo "make setup  - install npm packages and the etcd / nats-server binaries when missing"
 	@echo "make deploy - kubectl apply -k deploy/k8s/overlays/\$$OVERLAY (prod, or OVERLAY=dev) to the current cluster"
 	@echo "make deploy-check - render every overlay of deploy/k8s offline and validate it (part of make test)"
@@ -151,6 +152,11 @@ bench: setup build
 # The legacy API's benchmark alone (bench/legacy.ts), with the core/v2 figures of the same run beside it.
 bench-legacy: setup build
 	@node --import tsx bench/run.ts legacy legacy-client
+
+# Icinga 2 and monitor on this machine in one run (bench/peer/index.ts, docs/performance.md); not part
+# of make test. Installs Debian's icinga2 when missing (as root), starts and stops it itself.
+bench-peer: setup build
+	@node --import tsx bench/peer/index.ts
 
 clean:
 	rm -rf .state .cluster dist node_modules

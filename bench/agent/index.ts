@@ -43,13 +43,21 @@ const codes = (m: Map<string, number>) => [...m].map(([k, v]) => `${k}: ${int(v)
 const cpu = (w: WindowFigures, name: string) => pct(w.procs[name]?.cpuPct ?? NaN);
 const rss = (w: WindowFigures, name: string) => mb(w.procs[name]?.rssMaxMb ?? NaN);
 
-async function readyAgent(agent: AgentProc): Promise<void> {
+/** Waits for the agent's HTTP API; resolves with the ms from `spawnedAt` (performance.now()) to its first answer. */
+async function readyAgent(agent: AgentProc, spawnedAt: number): Promise<number> {
+  let readyAt = NaN;
   await waitFor(
-    async () =>
-      (await getJson(`${agent.apiUrl}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined))
-        ?.status !== undefined || undefined,
-    { timeoutMs: 30_000, what: `agent ${agent.name} HTTP API` },
+    async () => {
+      const r = await getJson(`${agent.apiUrl}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(
+        () => undefined,
+      );
+      if (r?.status === undefined) return undefined;
+      readyAt = performance.now();
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 10, what: `agent ${agent.name} HTTP API` },
   );
+  return readyAt - spawnedAt;
 }
 
 async function connectedTo(backend: Backend, name: string): Promise<void> {
@@ -63,6 +71,7 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
   const cleanup = new Cleanup();
   const lines: string[] = [];
   const summary: string[] = [];
+  const figures: Record<string, number> = {};
   const stamp = Date.now().toString(36);
   try {
     const want = cfg.phases;
@@ -88,13 +97,15 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
       const agentArgs = { logLevel: 'warn', keepaliveInterval: 20, warning: 120, extraArgs: UNLIMITED_RELAY };
 
       // --- 1 and 2: idle, then POST /events ----------------------------------------------------------
+      const spawnedAt = performance.now();
       const a = await startAgent({
         name: `bench-agent-${stamp}`,
         backendUrls: backend.agentUrl,
         ...agentArgs,
       });
       cleanup.add('agent', () => a.stop());
-      await readyAgent(a);
+      const readyMs = await readyAgent(a, spawnedAt);
+      figures.agent_ready_ms = readyMs;
       await connectedTo(backend, a.name);
       const idle = want.has('idle') ? await idleWindow(a, cfg.settleSeconds, cfg.idleSeconds) : undefined;
       const pids = {
@@ -118,7 +129,10 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
         lines.push(
           `agent idle (connected, keepalive every 20 s; ${cfg.idleSeconds} s after ${cfg.settleSeconds} s settle): CPU ${fix(idle.procs.agent!.cpuPct, 2)}%  RSS avg ${mb(idle.procs.agent!.rssAvgMb)} max ${rss(idle, 'agent')}  (others ${pct(idle.othersPct)})`,
         );
-        summary.push(`agent idle: CPU ${fix(idle.procs.agent!.cpuPct, 2)}%, RSS ${rss(idle, 'agent')}`);
+        summary.push(
+          `agent idle: CPU ${fix(idle.procs.agent!.cpuPct, 2)}%, RSS ${rss(idle, 'agent')}; spawn to HTTP API ${ms(figures.agent_ready_ms ?? NaN)}`,
+        );
+        figures.agent_idle_rss_mb = idle.procs.agent!.rssMaxMb;
       }
       if (post) {
         const d = post.drive;
@@ -183,7 +197,7 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
           ...agentArgs,
         });
         cleanup.add('drain agent', () => b.stop());
-        await readyAgent(b);
+        await readyAgent(b, performance.now());
         const queued = await fill(b, 'drain-', cfg.drainEvents, 16);
         note(
           `agent: ${int(queued.accepted)} events queued in ${secs(queued.seconds)} (${codes(queued.statuses)}); starting the backend again`,
@@ -251,7 +265,7 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
         extraArgs: [...UNLIMITED_RELAY, '--statsd-flush-interval', '1'],
       });
       cleanup.add('statsd agent', () => c.stop());
-      await readyAgent(c);
+      await readyAgent(c, performance.now());
       await waitFor(() => standin.connected > 0 || undefined, {
         timeoutMs: 30_000,
         what: 'the StatsD agent to connect to the stand-in',
@@ -306,7 +320,7 @@ export async function runAgentBench(cfg: AgentBenchConfig): Promise<BenchResult>
           `${overCounted.length ? '  FAILED: counted more than sent' : ''}`,
       );
     }
-    return { title: 'agent: idle, POST /events, outbox drain, StatsD', lines, summary };
+    return { title: 'agent: idle, POST /events, outbox drain, StatsD', lines, summary, figures };
   } finally {
     await cleanup.run();
   }
