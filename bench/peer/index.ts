@@ -152,7 +152,7 @@ await part('agent', async () => {
 process.stdout.write(
   block(
     `issue 17 goals beside Icinga 2, same machine, same run (${((Date.now() - started) / 1000).toFixed(0)} s in all)`,
-    [goalTable(goalRows(inputs)), '', `machine: ${machine.join('; ')}`],
+    [goalTable(goalRows(inputs)), '', `machine: ${machine.map((l) => l.replace(/\s+/g, ' ')).join('; ')}`],
   ) + '\n',
 );
 process.stdout.write(block('summary', summary) + '\n');
