@@ -69,6 +69,8 @@ import { pipelineConfig, runPipeline } from './pipeline.ts';
 import { runSandbox, sandboxConfig } from './sandbox.ts';
 import { legacyBenchConfig, runLegacy } from './legacy.ts';
 import { legacyClientBenchConfig, runLegacyClient } from './legacy-client.ts';
+import { codecConfig, runCodec } from './codec.ts';
+import { hopConfig, runHop } from './hop.ts';
 import { block, note } from './lib/format.ts';
 import { describeMachine } from './lib/machine.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -84,6 +86,8 @@ const BENCHES: Record<string, (args: string[]) => Promise<BenchResult>> = {
   sandbox: () => runSandbox(sandboxConfig()),
   legacy: () => runLegacy(legacyBenchConfig()),
   'legacy-client': () => runLegacyClient(legacyClientBenchConfig()),
+  codec: () => runCodec(codecConfig()),
+  hop: () => runHop(hopConfig()),
 };
 
 const args = process.argv.slice(2);
