@@ -124,14 +124,19 @@ export async function startTopology(o: TopologyOptions = {}): Promise<Topology> 
     },
     async waitServing(what, timeoutMs = 60_000) {
       await waitFor(
+        // Each miss is thrown with its reason, so a timeout says which node was not serving and why.
         async () => {
           for (const b of backends.values()) {
             const h = await b.health();
-            if (h.status !== 200 || h.body?.members?.length !== names.length) return undefined;
-            if ((await b.get('/ready')).status !== 200) return undefined;
+            if (h.status !== 200 || h.body?.members?.length !== names.length)
+              throw new Error(`${b.name}: /health ${h.status}, ${h.body?.members?.length ?? '?'} members`);
+            const r = await b.get('/ready');
+            if (r.status !== 200)
+              throw new Error(`${b.name}: /ready ${r.status} ${JSON.stringify(r.body?.reasons ?? r.body)}`);
           }
           const up = await proxy.upServers('be_agents');
-          return up.length === names.length;
+          if (up.length !== names.length) throw new Error(`HAProxy sees ${up.join(', ') || 'no server'} up`);
+          return true;
         },
         { timeoutMs, intervalMs: 250, what },
       );
