@@ -68,7 +68,10 @@ export function haproxyConfig(o: HaproxyOptions): string {
     // HAProxy retries the same server, a second apart, and redispatches only on the last retry.
     '    option redispatch 1',
     '    retries 3',
-    `    default-server inter ${inter}ms fall 2 rise 2`,
+    // A node that comes back (restarted, or rejoined after a stall) takes its share of new agents
+    // over 10 s instead of all of them at once: with leastconn it has the fewest sockets, and it is
+    // still taking its shards back (docs/operations-local-cluster.md#haproxy).
+    `    default-server inter ${inter}ms fall 2 rise 2 slowstart 10s`,
     'frontend fe_api',
     `    bind ${host}:${o.apiPort}`,
     '    default_backend be_api',
