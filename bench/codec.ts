@@ -7,6 +7,7 @@
  * (median of 5 rounds of BENCH_CODEC_ROUNDS each). JSON's encode is what `storeEvent` pays per result,
  * its decode what the read model pays per event it loads.
  */
+import { DEFAULT_REDACT } from '../proto/schemas/entity.ts';
 import { protobufCodec } from '../proto/wire/codec.ts';
 import { fix, int, table } from './lib/format.ts';
 import type { BenchResult } from './lib/result.ts';
@@ -29,17 +30,7 @@ const entity = {
   last_seen: now,
   deregister: false,
   user: 'agent',
-  redact: [
-    'password',
-    'passwd',
-    'pass',
-    'api_key',
-    'api_token',
-    'access_key',
-    'secret_key',
-    'private_key',
-    'secret',
-  ],
+  redact: DEFAULT_REDACT,
   system: {
     hostname: 'web-017',
     os: 'linux',

@@ -1,5 +1,7 @@
 /** bench peer icinga: its knobs (environment `BENCH_PEER_*`), defaults as in our own REST benchmark. */
 
+import { envNumber } from '../../lib/env.ts';
+
 export interface IcingaPeerConfig {
   /** Measured window of the passive-result load, and its warm-up before. */
   seconds: number;
@@ -15,22 +17,14 @@ export interface IcingaPeerConfig {
   startups: number;
 }
 
-const envNum = (name: string, dflt: number): number => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}=${v}: expected a number >= 0`);
-  return n;
-};
-
 export function icingaPeerConfig(): IcingaPeerConfig {
   return {
-    seconds: envNum('BENCH_PEER_SECONDS', 20),
-    warmupSeconds: envNum('BENCH_PEER_WARMUP', 5),
-    connections: Math.max(1, envNum('BENCH_PEER_CONNECTIONS', 64)),
-    hosts: Math.max(1, envNum('BENCH_PEER_HOSTS', 1000)),
-    services: Math.max(1, envNum('BENCH_PEER_SERVICES', 10)),
-    settleSeconds: envNum('BENCH_PEER_SETTLE', 10),
-    startups: Math.max(1, envNum('BENCH_PEER_STARTUPS', 3)),
+    seconds: envNumber('BENCH_PEER_SECONDS', 20),
+    warmupSeconds: envNumber('BENCH_PEER_WARMUP', 5),
+    connections: Math.max(1, envNumber('BENCH_PEER_CONNECTIONS', 64)),
+    hosts: Math.max(1, envNumber('BENCH_PEER_HOSTS', 1000)),
+    services: Math.max(1, envNumber('BENCH_PEER_SERVICES', 10)),
+    settleSeconds: envNumber('BENCH_PEER_SETTLE', 10),
+    startups: Math.max(1, envNumber('BENCH_PEER_STARTUPS', 3)),
   };
 }

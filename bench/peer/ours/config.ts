@@ -1,5 +1,7 @@
 /** bench peer, our side: the environment knobs of the memory and start-up measures, with their defaults. */
 
+import { envNumber } from '../../lib/env.ts';
+
 export interface PeerOursConfig {
   /** Memory per monitored object: proxy entities x checks (each check one event). */
   memEntities: number;
@@ -26,26 +28,18 @@ export interface PeerOursConfig {
   leaseTtlSeconds: number;
 }
 
-const envNum = (name: string, dflt: number): number => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}=${v}: expected a number >= 0`);
-  return n;
-};
-
 export function peerOursConfig(args: string[] = []): PeerOursConfig {
   return {
-    memEntities: envNum('BENCH_PEER_MEM_ENTITIES', 1000),
-    memChecks: envNum('BENCH_PEER_MEM_CHECKS', 10),
-    startEntities: envNum('BENCH_PEER_START_ENTITIES', 10_000),
-    startChecks: envNum('BENCH_PEER_START_CHECKS', 10),
-    restarts: Math.max(1, envNum('BENCH_PEER_RESTARTS', 3)),
-    emptyRestarts: envNum('BENCH_PEER_EMPTY_RESTARTS', 3),
-    settleSeconds: envNum('BENCH_PEER_SETTLE', 10),
-    connections: Math.max(1, envNum('BENCH_PEER_CONNECTIONS', 64)),
+    memEntities: envNumber('BENCH_PEER_MEM_ENTITIES', 1000),
+    memChecks: envNumber('BENCH_PEER_MEM_CHECKS', 10),
+    startEntities: envNumber('BENCH_PEER_START_ENTITIES', 10_000),
+    startChecks: envNumber('BENCH_PEER_START_CHECKS', 10),
+    restarts: Math.max(1, envNumber('BENCH_PEER_RESTARTS', 3)),
+    emptyRestarts: envNumber('BENCH_PEER_EMPTY_RESTARTS', 3),
+    settleSeconds: envNumber('BENCH_PEER_SETTLE', 10),
+    connections: Math.max(1, envNumber('BENCH_PEER_CONNECTIONS', 64)),
     profile: args.includes('--profile') || process.env.BENCH_PEER_PROFILE === '1',
-    startTimeoutSeconds: envNum('BENCH_PEER_START_TIMEOUT', 120),
-    leaseTtlSeconds: Math.max(1, envNum('BENCH_PEER_LEASE_TTL', 10)),
+    startTimeoutSeconds: envNumber('BENCH_PEER_START_TIMEOUT', 120),
+    leaseTtlSeconds: Math.max(1, envNumber('BENCH_PEER_LEASE_TTL', 10)),
   };
 }
