@@ -74,35 +74,47 @@ export function goalRows(i: PeerInputs): Row[] {
         ? undefined
         : resRatio >= GOALS.resultsVsPeer && i.results.p99Ms < GOALS.resultsP99Ms,
   });
-  const memRatio = ratioOf(i.memory?.idleKibPerObject, i.icinga?.idleKibPerObject);
-  rows.push({
-    measure: 'memory per object (entity/host + 10 events/services), idle',
-    peer: na(i.icinga?.idleKibPerObject, per),
-    ours: na(i.memory?.idleKibPerObject, per),
-    ratio: memRatio,
-    goal: '<= 1 x peer',
-    met: memRatio === undefined ? undefined : memRatio <= 1,
-  });
-  const memResRatio = ratioOf(i.memory?.rewrittenKibPerObject, i.icinga?.resultsKibPerObject);
-  rows.push({
-    measure: 'memory per object after more results',
-    peer: na(i.icinga?.resultsKibPerObject, per),
-    ours: na(i.memory?.rewrittenKibPerObject, per),
-    ratio: memResRatio,
-    goal: '<= 1 x peer',
-    met: memResRatio === undefined ? undefined : memResRatio <= 1,
-  });
-  const startRatio = ratioOf(i.startup?.readyMs, i.icinga?.startupMs);
-  rows.push({
-    measure: `start-up to a ready API (peer: ${int(i.icinga?.objects ?? NaN)} objects; ours: ${int(i.startup?.entities ?? NaN)} entities, ${int(i.startup?.events ?? NaN)} events)`,
-    peer: na(i.icinga?.startupMs, ms),
-    ours: i.startup
-      ? `${ms(i.startup.readyMs)} (lists with data at ${ms(i.startup.listWithDataMs)})`
-      : 'not measured',
-    ratio: startRatio,
-    goal: '<= 1 x peer',
-    met: startRatio === undefined ? undefined : startRatio <= 1,
-  });
+  /** A row whose goal is to need no more than the peer (memory, time): ours / peer <= 1. */
+  const atMostPeer = (
+    measure: string,
+    peer: number | undefined,
+    ours: number | undefined,
+    show: (x: number) => string,
+    oursText = na(ours, show),
+  ): Row => {
+    const ratio = ratioOf(ours, peer);
+    return {
+      measure,
+      peer: na(peer, show),
+      ours: oursText,
+      ratio,
+      goal: '<= 1 x peer',
+      met: ratio === undefined ? undefined : ratio <= 1,
+    };
+  };
+  rows.push(
+    atMostPeer(
+      'memory per object (entity/host + 10 events/services), idle',
+      i.icinga?.idleKibPerObject,
+      i.memory?.idleKibPerObject,
+      per,
+    ),
+    atMostPeer(
+      'memory per object after more results',
+      i.icinga?.resultsKibPerObject,
+      i.memory?.rewrittenKibPerObject,
+      per,
+    ),
+    atMostPeer(
+      `start-up to a ready API (peer: ${int(i.icinga?.objects ?? NaN)} objects; ours: ${int(i.startup?.entities ?? NaN)} entities, ${int(i.startup?.events ?? NaN)} events)`,
+      i.icinga?.startupMs,
+      i.startup?.readyMs,
+      ms,
+      i.startup
+        ? `${ms(i.startup.readyMs)} (lists with data at ${ms(i.startup.listWithDataMs)})`
+        : 'not measured',
+    ),
+  );
   rows.push({
     measure: 'agent idle RSS; spawn to its HTTP API answering',
     peer: '-',
