@@ -1,6 +1,6 @@
 import { etcdKeys, shardOfOwnerKey } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { EtcdAdapter } from './etcd.ts';
+import type { EtcdAdapter, EtcdRecord } from './etcd.ts';
 import type { Membership } from './membership.ts';
 import { shardsOf } from './placement.ts';
 
@@ -36,6 +36,17 @@ interface OwnerInfo {
 }
 
 /**
+ * What this node knows of one shard's owner key, and at which etcd revision it learnt it (a put's mod
+ * revision, a delete's revision, a snapshot's revision, or our own create). The owner watch lags
+ * behind transaction answers: a change older than what is known is stale and is not applied
+ * (docs/architecture.md#shard-ownership-and-handoff).
+ */
+interface OwnerView {
+  owner: OwnerInfo | undefined;
+  revision: number;
+}
+
+/**
  * Shard ownership. The desired owner of each shard is the rendezvous winner among live members;
  * a node takes a shard only through an etcd transaction that creates the owner key bound to its
  * lease, so two nodes never hold one shard, whatever they believe about membership. The owner
@@ -43,7 +54,7 @@ interface OwnerInfo {
  */
 export class ShardManager {
   private readonly owned = new Map<number, number>();
-  private readonly owners = new Map<number, OwnerInfo>();
+  private readonly owners = new Map<number, OwnerView>();
   private ownersLoaded = false;
   private watch: { close(): Promise<void> } | undefined;
   private running: Promise<void> | undefined;
@@ -93,40 +104,60 @@ export class ShardManager {
       this.dropAll();
     });
     this.watch = this.etcd.watchPrefix(etcdKeys.shardsPrefix, {
-      onSnapshot: (records) => {
-        this.owners.clear();
-        for (const r of records) {
-          const s = shardOfOwnerKey(r.key);
-          if (s !== undefined)
-            this.owners.set(s, { node: r.value, lease: r.lease, createRevision: r.createRevision });
-        }
-        this.ownersLoaded = true;
-        // A shard we believe we own but etcd does not show as ours was lost while we were not looking.
-        for (const s of [...this.owned.keys()]) {
-          const o = this.owners.get(s);
-          if (!o || o.createRevision !== this.owned.get(s)) this.lose(s, 'owner key gone');
-        }
-        this.reconcile();
-      },
+      onSnapshot: (records, revision) => this.applySnapshot(records, revision),
       onEvent: (ev) => {
         if (ev.type === 'put') {
           const s = shardOfOwnerKey(ev.record.key);
-          if (s !== undefined)
-            this.owners.set(s, {
-              node: ev.record.value,
-              lease: ev.record.lease,
-              createRevision: ev.record.createRevision,
-            });
+          if (s === undefined) return;
+          const { value: node, lease, createRevision } = ev.record;
+          this.learn(s, { node, lease, createRevision }, ev.record.modRevision);
         } else {
           const s = shardOfOwnerKey(ev.key);
           if (s === undefined) return;
-          this.owners.delete(s);
+          if (!this.learn(s, undefined, ev.revision)) return;
           if (this.owned.has(s)) this.lose(s, 'owner key deleted');
         }
         this.reconcile();
       },
       onError: (err) => this.opts.log.warn('shard owner watch error, resyncing', { error: err.message }),
     });
+  }
+
+  /**
+   * Records what is known of a shard's owner as of `revision`; false (nothing changed) when this node
+   * already knows a later state, e.g. the key it created itself after the change the watch reports now.
+   */
+  private learn(shard: number, owner: OwnerInfo | undefined, revision: number): boolean {
+    const known = this.owners.get(shard);
+    if (known && known.revision > revision) return false;
+    this.owners.set(shard, { owner, revision });
+    return true;
+  }
+
+  private ownerOf(shard: number): OwnerInfo | undefined {
+    return this.owners.get(shard)?.owner;
+  }
+
+  /**
+   * The full list, taken at `revision` (first start, or a resync after a watch error). A shard this
+   * node took after that revision is newer than the list and stays; one it took before and the list
+   * does not show as its own was lost while the watch was down.
+   */
+  private applySnapshot(records: EtcdRecord[], revision: number): void {
+    const listed = new Map<number, OwnerInfo>();
+    for (const r of records) {
+      const s = shardOfOwnerKey(r.key);
+      if (s !== undefined) listed.set(s, { node: r.value, lease: r.lease, createRevision: r.createRevision });
+    }
+    for (const [s, view] of [...this.owners])
+      if (view.revision <= revision && !listed.has(s)) this.owners.delete(s);
+    for (const [s, owner] of listed) this.learn(s, owner, revision);
+    this.ownersLoaded = true;
+    for (const [s, fence] of [...this.owned]) {
+      if (fence > revision) continue;
+      if (listed.get(s)?.createRevision !== fence) this.lose(s, 'owner key gone');
+    }
+    this.reconcile();
   }
 
   /** Re-reads a shard's owner key: false (and the shard dropped) when it is no longer ours. */
@@ -189,7 +220,13 @@ export class ShardManager {
     const desired = shardsOf(me, members, this.opts.shardCount);
 
     const toRelease = [...this.owned.keys()].filter((s) => !desired.has(s));
-    const toAcquire = [...desired].filter((s) => !this.owned.has(s) && !this.owners.has(s));
+    // A key bound to our own lease that we do not hold (its activation failed and the delete did
+    // too) is ours to take back: the acquire transaction finds it and adopts it.
+    const toAcquire = [...desired].filter((s) => {
+      if (this.owned.has(s)) return false;
+      const o = this.ownerOf(s);
+      return !o || o.lease === leaseId;
+    });
     await this.parallel(toRelease, (s) => this.release(s));
     await this.parallel(toAcquire, (s) => this.acquire(s, leaseId));
     if ([...desired].every((s) => this.owned.has(s))) this.settledLease = leaseId;
@@ -222,7 +259,7 @@ export class ShardManager {
     if (fence === undefined) return;
     if (!this.membership.guardOk() || this.membership.leaseId !== leaseId) return;
     this.owned.set(shard, fence);
-    this.owners.set(shard, { node: me, lease: leaseId, createRevision: fence });
+    this.learn(shard, { node: me, lease: leaseId, createRevision: fence }, fence);
     this.activating.add(shard);
     try {
       await this.host.activate(shard, fence);
