@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { RateLimiterRes, type RateLimiterStoreAbstract as StoreAbstract } from 'rate-limiter-flexible';
 import { CasConflictError, type KvStore } from '../../actors/runtime/kv-store.ts';
 import type { Logger } from '../../lib/log.ts';
+import { withTimeout } from '../../lib/timeout.ts';
 
 // The store of the login counters shared by every node: a rate-limiter-flexible store over a JetStream
 // KV bucket, its increments made with compare-and-set (docs/compatibility.md#login-limits).
@@ -18,6 +19,13 @@ const DEFAULTS = {
   casAttempts: 20,
   /** Each lost round waits up to this many ms times its number, so a burst on one key spreads out. */
   casBackoffMs: 5,
+  /**
+   * A login or agent handshake waits at most this long for the shared counts; past it this node's
+   * memory counts, as while NATS is away. A JetStream request may otherwise wait 5 s, and a
+   * handshake makes two in a row: agents reconnecting to a busy node were cut by the balancer's
+   * timeout and came back only 15 s later.
+   */
+  sharedDeadlineMs: 1000,
 } as const;
 
 /** One key's count, as stored: `expire` is the end of its window (epoch ms), null for no end. */
@@ -58,7 +66,7 @@ export class SharedCounts {
   async use<T>(op: () => Promise<T>): Promise<T> {
     try {
       if (!this.connected()) throw new Error('not connected to NATS');
-      const result = await op();
+      const result = await withTimeout(op(), DEFAULTS.sharedDeadlineMs, 'the shared login counts');
       if (this.away) {
         this.away = false;
         this.log.info('failed logins are counted for the whole cluster again');

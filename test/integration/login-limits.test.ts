@@ -115,4 +115,23 @@ test('NATS stopped: each node counts alone, good checks still pass; a block made
   assert.ok((await retryAfter(b, other))! > 0, 'failures on both count together again');
 });
 
+test('NATS frozen (connected, not answering): a good check waits about a second per shared read, not the 5 s JetStream timeout', async () => {
+  const a = await node();
+  const user = fresh();
+  const before = lines.length;
+  nats.proc.signal('SIGSTOP');
+  try {
+    const began = Date.now();
+    assert.is(await a.check({ user, address: '192.0.2.9' }, async () => 'ok'), 'ok');
+    const tookMs = Date.now() - began;
+    // Two shared steps (admit, then clearing the user's failures) at 1 s each; each would wait 5 s.
+    assert.ok(tookMs < 4000, `the check took ${tookMs} ms`);
+    const warned = lines.slice(before).filter((l) => l.level === 'warn' && /cannot be shared/.test(l.msg));
+    assert.ok(warned.length >= 1, 'the node says it counts in memory');
+    assert.match(String(warned[0]!.error), /timed out/);
+  } finally {
+    nats.proc.signal('SIGCONT');
+  }
+});
+
 test.run();
