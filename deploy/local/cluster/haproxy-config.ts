@@ -87,10 +87,6 @@ export function haproxyConfig(o: HaproxyOptions): string {
     ...servers((b) => b.apiPort),
     'backend be_agents',
     '    balance leastconn',
-    // An upgrade a node has not answered in 5 s (its event loop busy with shards it has just taken)
-    // gets a 504, and the agent's next try, a moment later, goes to the node with the fewest sockets
-    // then, instead of waiting out its 15 s handshake timeout (docs/operations-local-cluster.md#haproxy).
-    '    timeout server 5s',
     ...check,
     ...servers((b) => b.agentPort),
     ...(o.legacyPort
