@@ -13,7 +13,7 @@ import {
   InitConfig,
   initFlags,
 } from '../../proto/schemas/backend-config.ts';
-import { VERSION } from '../../proto/version.ts';
+import { versionLine } from '../../proto/version.ts';
 import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
@@ -197,7 +197,7 @@ export async function runBackendCommand(argv: string[]): Promise<void> {
       return init(rest);
     case 'version':
     case '--version':
-      process.stdout.write(`monitor-backend version ${VERSION}\n`);
+      process.stdout.write(versionLine('monitor-backend') + '\n');
       return;
     case 'help':
     case '--help':
