@@ -4,7 +4,6 @@ import { ConfigError, type FlagSpec } from '../../proto/flags.ts';
 import { createLogger } from '../../lib/log.ts';
 import { installSafetyNet, UNCAUGHT_EXIT_CODE } from '../../lib/safety-net.ts';
 import { scrubUrlCredentials } from '../../lib/url-credentials.ts';
-import { etcdKeys } from '../../proto/names.ts';
 import {
   BACKEND_CONFIG_FILE,
   BACKEND_ENV_PREFIX,
@@ -14,20 +13,17 @@ import {
   initFlags,
 } from '../../proto/schemas/backend-config.ts';
 import { versionLine } from '../../proto/version.ts';
-import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
+import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
+import { CommandError, connectEtcd } from './etcd-command.ts';
 import { startBackendNode } from './node.ts';
-import { etcdFailure, loadStoreAccess, type StoreAccess } from './store-access.ts';
+import { loadStoreAccess, type StoreAccess } from './store-access.ts';
 
 // The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed, 2 bad
 // command line or configuration, 3 `init` of a cluster already initialized.
 
 const DEFAULTS = {
-  /** One etcd call of `init`; short, since init retries until its --timeout. */
-  initCallTimeoutMs: 3000,
-  /** Pause between `init`'s attempts to reach etcd. */
-  initRetryMs: 500,
   /** A second signal sooner than this after the first is the same Ctrl-C seen twice, not a deliberate one. */
   secondSignalMs: 2000,
 } as const;
@@ -86,37 +82,22 @@ function withConfigErrors<T>(read: () => T): T {
   }
 }
 
+/** etcd for a command, or the end of the program with the status of the failure. */
+async function commandEtcd(cfg: InitConfig): Promise<EtcdAdapter> {
+  const access = withConfigErrors(() => loadStoreAccess(cfg)).etcd;
+  try {
+    return await connectEtcd(cfg, access);
+  } catch (err) {
+    if (err instanceof CommandError) fail(err.message, err.code);
+    throw err;
+  }
+}
+
 async function init(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, initFlags, InitConfig, 'Usage: monitor-backend init [flags]');
   if (!cfg) return;
-  const access = withConfigErrors(() => loadStoreAccess(cfg)).etcd;
-  const endpoints = access.endpoints.length
-    ? access.endpoints
-    : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
-  const etcd = new EtcdAdapter({
-    endpoints,
-    auth: access.auth,
-    tls: access.tls,
-    callTimeoutMs: DEFAULTS.initCallTimeoutMs,
-  });
+  const etcd = await commandEtcd(cfg);
   try {
-    const deadline = Date.now() + cfg.timeout * 1000;
-    let firstError: string | undefined;
-    for (;;) {
-      try {
-        await etcd.get(etcdKeys.clusterConfig);
-        break;
-      } catch (err) {
-        // Later attempts only say that the client gave up retrying; the first one says why.
-        const failure = etcdFailure(err, endpoints);
-        // A server that refuses our certificate or password will not change its mind: --wait is
-        // for an etcd not up yet, and would otherwise wait forever, silently.
-        if (failure.permanent) fail(failure.message, 1);
-        firstError ??= failure.message;
-        if (!cfg.wait && Date.now() > deadline) fail(`${firstError} (tried for ${cfg.timeout}s)`, 1);
-        await new Promise((r) => setTimeout(r, DEFAULTS.initRetryMs));
-      }
-    }
     await initCluster(etcd, {
       username: cfg['cluster-admin-username'],
       password: cfg['cluster-admin-password'],
