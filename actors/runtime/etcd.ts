@@ -163,6 +163,13 @@ export interface SessionLease {
   revoke(): Promise<void>;
 }
 
+/** The end of the range of keys starting with `prefix` (the prefix with its last byte plus one). */
+function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1]! += 1;
+  return end;
+}
+
 export class EtcdAdapter {
   readonly client: Etcd3;
   private readonly callTimeoutMs: number;
@@ -287,6 +294,26 @@ export class EtcdAdapter {
       .if(guardKey, 'Create', '==', 0)
       .then(...puts)
       .commit();
+    return res.succeeded;
+  }
+
+  /**
+   * Creates `key` only when no key at all starts with `prefix` (etcd compares every key of a range:
+   * none there is a create revision of 0). How a brand-new datastore is told from an old one.
+   */
+  async createIfPrefixEmpty(prefix: string, key: string, value: string): Promise<boolean> {
+    const res = await this.client.kv.txn({
+      compare: [
+        {
+          key: Buffer.from(prefix),
+          range_end: prefixEnd(prefix),
+          target: 'Create',
+          result: 'Equal',
+          create_revision: 0,
+        },
+      ],
+      success: [{ request_put: { key: Buffer.from(key), value: Buffer.from(value) } }],
+    });
     return res.succeeded;
   }
 

@@ -19,6 +19,7 @@ import { loadAgentServerTls } from '../agents/tls.ts';
 import { CommandError, connectEtcd } from './etcd-command.ts';
 import { startBackendNode } from './node.ts';
 import { loadStoreAccess, type StoreAccess } from './store-access.ts';
+import { checkDatastore } from './upgrade/datastore.ts';
 
 // The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed, 2 bad
 // command line or configuration, 3 `init` of a cluster already initialized.
@@ -98,6 +99,9 @@ async function init(argv: string[]): Promise<void> {
   if (!cfg) return;
   const etcd = await commandEtcd(cfg);
   try {
+    // A new datastore gets its version here when init comes before the first start; a newer one
+    // is not ours to seed.
+    await checkDatastore(etcd, createLogger(cfg['log-level'], { component: 'init' }));
     await initCluster(etcd, {
       username: cfg['cluster-admin-username'],
       password: cfg['cluster-admin-password'],
