@@ -378,3 +378,25 @@ export const InitConfig = v.object({
   ...etcdWaitEntries,
 });
 export type InitConfig = v.InferOutput<typeof InitConfig>;
+
+/**
+ * `monitor-backend upgrade`: the backend's own flags (one config file serves every command), the
+ * confirmation, and how long to wait for etcd (docs/operations.md#upgrades).
+ */
+export const upgradeFlags: FlagSpec[] = [
+  ...backendFlags,
+  {
+    name: 'skip-confirm',
+    type: 'bool',
+    description: 'upgrade without asking (needed when stdin is not a terminal)',
+    default: false,
+  },
+  ...etcdWaitFlags,
+];
+
+export const UpgradeConfig = v.object({
+  ...BackendConfig.entries,
+  'skip-confirm': v.boolean(),
+  ...etcdWaitEntries,
+});
+export type UpgradeConfig = v.InferOutput<typeof UpgradeConfig>;
