@@ -10,7 +10,7 @@ import { createLogger } from '../lib/log.ts';
 import { installSafetyNet, UNCAUGHT_EXIT_CODE } from '../lib/safety-net.ts';
 import { AGENT_ENV_PREFIX, agentFlags } from '../proto/schemas/agent-config.ts';
 import { loadAgentConfig } from './config.ts';
-import { VERSION } from '../proto/version.ts';
+import { versionLine } from '../proto/version.ts';
 import { loadAgentTls } from './tls.ts';
 import { AllowListError, loadAllowList } from './checks/allow-list.ts';
 import { loadLegacySettings } from './legacy/settings.ts';
@@ -109,7 +109,7 @@ export async function runAgentCommand(argv: string[], launcher: string): Promise
       process.exitCode = runService(rest, processServiceContext(launcher));
       return;
     case 'version':
-      process.stdout.write(`monitor-agent version ${VERSION}\n`);
+      process.stdout.write(versionLine('monitor-agent') + '\n');
       return;
     case undefined:
     case 'help':

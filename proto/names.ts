@@ -98,7 +98,16 @@ export const eventKey = (ns: string, entity: string, check: string): string =>
   `${encodeToken(ns)}.${encodeToken(entity)}.${encodeToken(check)}`;
 
 export const etcdKeys = {
+  /** Every key of monitor in etcd is under it: a datastore with nothing here is a new one. */
+  root: '/monitor/',
   clusterConfig: '/monitor/cluster/config',
+  /**
+   * The format of what is stored, `{"version": N, "by": "<program version>"}`; absent: version 0,
+   * a datastore written before versions existed (gateway/node/upgrade/, docs/operations.md#upgrades).
+   */
+  datastoreVersion: '/monitor/cluster/datastore-version',
+  /** Held, under a lease, by the one `monitor-backend upgrade` running. */
+  upgradeLock: '/monitor/cluster/upgrade-lock',
   membersPrefix: '/monitor/cluster/members/',
   member: (node: string) => `/monitor/cluster/members/${node}`,
   shardsPrefix: '/monitor/shards/',

@@ -14,3 +14,12 @@ function packageVersion(): string {
 
 export const VERSION: string =
   typeof MONITOR_BUILD_VERSION === 'string' ? MONITOR_BUILD_VERSION : packageVersion();
+
+/** The programs that print a version line (`monitorctl` is to come). */
+type Program = 'monitor-backend' | 'monitor-agent' | 'monitorctl';
+
+/**
+ * What `<program> version` prints, one shape for every program, so an operator confirming an
+ * upgrade (docs/operations.md#upgrades) reads them all the same way: `monitor-agent version 1.2.3`.
+ */
+export const versionLine = (program: Program): string => `${program} version ${VERSION}`;

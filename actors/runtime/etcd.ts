@@ -163,6 +163,20 @@ export interface SessionLease {
   revoke(): Promise<void>;
 }
 
+/** A key held under a lease of this client (`EtcdAdapter.lock`). */
+export interface EtcdLock {
+  /** The lock key's create revision: a write guarded by it fails once the lock is gone. */
+  createRevision: number;
+  release(): Promise<void>;
+}
+
+/** The end of the range of keys starting with `prefix` (the prefix with its last byte plus one). */
+function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1]! += 1;
+  return end;
+}
+
 export class EtcdAdapter {
   readonly client: Etcd3;
   private readonly callTimeoutMs: number;
@@ -288,6 +302,74 @@ export class EtcdAdapter {
       .then(...puts)
       .commit();
     return res.succeeded;
+  }
+
+  /**
+   * Creates `key` only when no key at all starts with `prefix` (etcd compares every key of a range:
+   * none there is a create revision of 0). How a brand-new datastore is told from an old one.
+   */
+  async createIfPrefixEmpty(prefix: string, key: string, value: string): Promise<boolean> {
+    const res = await this.client.kv.txn({
+      compare: [
+        {
+          key: Buffer.from(prefix),
+          range_end: prefixEnd(prefix),
+          target: 'Create',
+          result: 'Equal',
+          create_revision: 0,
+        },
+      ],
+      success: [{ request_put: { key: Buffer.from(key), value: Buffer.from(value) } }],
+    });
+    return res.succeeded;
+  }
+
+  /**
+   * Put guarded by other keys (and `key` itself): each at its mod revision (0: absent) or still the
+   * incarnation created at a create revision. False when a guard failed; nothing was written then.
+   */
+  async putGuarded(
+    key: string,
+    value: string,
+    guards: Array<{ key: string; modRevision: number } | { key: string; createRevision: number }>,
+  ): Promise<boolean> {
+    const [first, ...rest] = guards.map((g): [string, 'Mod' | 'Create', number] =>
+      'modRevision' in g ? [g.key, 'Mod', g.modRevision] : [g.key, 'Create', g.createRevision],
+    );
+    if (!first) throw new Error('putGuarded needs a guard');
+    const txn = this.client.if(first[0], first[1], '==', first[2]);
+    for (const [k, target, revision] of rest) txn.and(k, target, '==', revision);
+    const res = await txn.then(this.client.put(key).value(value)).commit();
+    return res.succeeded;
+  }
+
+  /**
+   * Takes `key` as a lock: created with a lease this client keeps alive until `release`, so a holder
+   * that dies lets go within `ttlSeconds`. A lock held by another is answered with its value.
+   */
+  async lock(
+    key: string,
+    value: string,
+    ttlSeconds: number,
+  ): Promise<{ held: EtcdLock } | { heldBy: string }> {
+    const lease = this.client.lease(ttlSeconds);
+    // A lost lease ends the lock; writes guarded by its create revision then fail.
+    lease.on('lost', () => {});
+    const id = await lease.grant();
+    const res = await this.createIfAbsent(key, value, id).catch(async (err: unknown) => {
+      await lease.revoke().catch(() => {});
+      throw err;
+    });
+    if (!res.created) {
+      await lease.revoke().catch(() => {});
+      return { heldBy: res.existing?.value ?? '' };
+    }
+    return {
+      held: {
+        createRevision: res.revision,
+        release: () => lease.revoke({ deadline: Date.now() + this.callTimeoutMs }).catch(() => {}),
+      },
+    };
   }
 
   /** Deletes `key` only while it is still the incarnation created at `createRevision`. */

@@ -196,10 +196,16 @@ const jsSyntax: JsSyntaxCheck = (kind, source) => {
   }
 };
 
+/**
+ * What the API accepts as a check, JavaScript compiled; also what `monitor-backend upgrade`
+ * validates stored checks with (gateway/node/upgrade/checks.ts).
+ */
+export const checkSchema = checkConfigSchema(jsSyntax);
+
 /** Every configuration resource served by the generic routes. */
 export const CONFIG_RESOURCES: ConfigResource[] = [
   plain('assets', 'Asset', assetSchema(jsSyntax)),
-  plain('checks', 'CheckConfig', checkConfigSchema(jsSyntax)),
+  plain('checks', 'CheckConfig', checkSchema),
   plain('filters', 'EventFilter', eventFilterSchema(jsSyntax)),
   plain('handlers', 'Handler', Handler),
   plain('hooks', 'HookConfig', HookConfig),

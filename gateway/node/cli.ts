@@ -2,9 +2,9 @@ import type * as v from 'valibot';
 import { helpText, mergeSources, parseArgv, validateConfig } from '../../lib/config-loader.ts';
 import { ConfigError, type FlagSpec } from '../../proto/flags.ts';
 import { createLogger } from '../../lib/log.ts';
+import { confirm } from '../../lib/prompt.ts';
 import { installSafetyNet, UNCAUGHT_EXIT_CODE } from '../../lib/safety-net.ts';
 import { scrubUrlCredentials } from '../../lib/url-credentials.ts';
-import { etcdKeys } from '../../proto/names.ts';
 import {
   BACKEND_CONFIG_FILE,
   BACKEND_ENV_PREFIX,
@@ -12,22 +12,25 @@ import {
   backendFlags,
   InitConfig,
   initFlags,
+  UpgradeConfig,
+  upgradeFlags,
 } from '../../proto/schemas/backend-config.ts';
-import { VERSION } from '../../proto/version.ts';
-import { EtcdAdapter } from '../../actors/runtime/etcd.ts';
+import { VERSION, versionLine } from '../../proto/version.ts';
+import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
+import { CommandError, connectEtcd } from './etcd-command.ts';
 import { startBackendNode } from './node.ts';
-import { etcdFailure, loadStoreAccess, type StoreAccess } from './store-access.ts';
+import { loadStoreAccess, type StoreAccess } from './store-access.ts';
+import { checkDatastore, newerDatastore, pendingMigrations, stampNewDatastore } from './upgrade/datastore.ts';
+import { LATEST } from './upgrade/migrations.ts';
+import { upgradeDatastore } from './upgrade/upgrade.ts';
 
-// The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed, 2 bad
-// command line or configuration, 3 `init` of a cluster already initialized.
+// The commands of monitor-backend. Exit codes: 0 success, 1 the node or the cluster failed (or an
+// upgrade refused or not confirmed), 2 bad command line or configuration, 3 `init` of a cluster
+// already initialized.
 
 const DEFAULTS = {
-  /** One etcd call of `init`; short, since init retries until its --timeout. */
-  initCallTimeoutMs: 3000,
-  /** Pause between `init`'s attempts to reach etcd. */
-  initRetryMs: 500,
   /** A second signal sooner than this after the first is the same Ctrl-C seen twice, not a deliberate one. */
   secondSignalMs: 2000,
 } as const;
@@ -37,6 +40,7 @@ const USAGE = `Usage: monitor-backend <command> [flags]
 Commands:
   start     start a backend node (embedded etcd and NATS unless --etcd-client-urls / --nats-url)
   init      initialize a cluster: the administrator, default namespace, agent user, roles
+  upgrade   upgrade the datastore once every backend runs this version (asks y/n; --skip-confirm)
   version   print the version
   help      show this help`;
 
@@ -86,37 +90,25 @@ function withConfigErrors<T>(read: () => T): T {
   }
 }
 
+/** etcd for a command, or the end of the program with the status of the failure. */
+async function commandEtcd(cfg: InitConfig | UpgradeConfig): Promise<EtcdAdapter> {
+  const access = withConfigErrors(() => loadStoreAccess(cfg)).etcd;
+  try {
+    return await connectEtcd(cfg, access);
+  } catch (err) {
+    if (err instanceof CommandError) fail(err.message, err.code);
+    throw err;
+  }
+}
+
 async function init(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, initFlags, InitConfig, 'Usage: monitor-backend init [flags]');
   if (!cfg) return;
-  const access = withConfigErrors(() => loadStoreAccess(cfg)).etcd;
-  const endpoints = access.endpoints.length
-    ? access.endpoints
-    : cfg['etcd-listen-client-urls'].map((u) => u.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//127.0.0.1'));
-  const etcd = new EtcdAdapter({
-    endpoints,
-    auth: access.auth,
-    tls: access.tls,
-    callTimeoutMs: DEFAULTS.initCallTimeoutMs,
-  });
+  const etcd = await commandEtcd(cfg);
   try {
-    const deadline = Date.now() + cfg.timeout * 1000;
-    let firstError: string | undefined;
-    for (;;) {
-      try {
-        await etcd.get(etcdKeys.clusterConfig);
-        break;
-      } catch (err) {
-        // Later attempts only say that the client gave up retrying; the first one says why.
-        const failure = etcdFailure(err, endpoints);
-        // A server that refuses our certificate or password will not change its mind: --wait is
-        // for an etcd not up yet, and would otherwise wait forever, silently.
-        if (failure.permanent) fail(failure.message, 1);
-        firstError ??= failure.message;
-        if (!cfg.wait && Date.now() > deadline) fail(`${firstError} (tried for ${cfg.timeout}s)`, 1);
-        await new Promise((r) => setTimeout(r, DEFAULTS.initRetryMs));
-      }
-    }
+    // A new datastore gets its version here when init comes before the first start; a newer one
+    // is not ours to seed.
+    await checkDatastore(etcd, createLogger(cfg['log-level'], { component: 'init' }));
     await initCluster(etcd, {
       username: cfg['cluster-admin-username'],
       password: cfg['cluster-admin-password'],
@@ -127,6 +119,50 @@ async function init(argv: string[]): Promise<void> {
     if (!(err instanceof AlreadyInitializedError)) fail((err as Error).message, 1);
     if (cfg['ignore-already-initialized']) process.stdout.write('the cluster is already initialized\n');
     else fail('the cluster is already initialized (use --ignore-already-initialized to accept that)', 3);
+  } finally {
+    await etcd.close();
+  }
+}
+
+/**
+ * `monitor-backend upgrade`: the pending datastore migrations, once, after a y/n on a terminal
+ * (docs/operations.md#upgrades). Without a terminal the flag is required: a prompt nobody sees
+ * would hang a script.
+ */
+async function upgrade(argv: string[]): Promise<void> {
+  const cfg = loadConfig(
+    argv,
+    upgradeFlags,
+    UpgradeConfig,
+    'Usage: monitor-backend upgrade [--skip-confirm] [flags]',
+  );
+  if (!cfg) return;
+  if (!cfg['skip-confirm'] && !process.stdin.isTTY)
+    fail('upgrade asks for confirmation, and stdin is not a terminal: add --skip-confirm', 2);
+  const log = createLogger(cfg['log-level'], { component: 'upgrade' });
+  const etcd = await commandEtcd(cfg);
+  const current = (version: number) =>
+    process.stdout.write(`the datastore is already at version ${version}: nothing to upgrade\n`);
+  try {
+    // An etcd with nothing of ours is a new datastore, at the latest version, as a first start makes it.
+    const state = await stampNewDatastore(etcd, log);
+    const newer = newerDatastore(state);
+    if (newer) fail(newer, 1);
+    if (state.version >= LATEST) return void current(state.version);
+    if (!cfg['skip-confirm']) {
+      const pending = pendingMigrations(state.version).map((t, i) => `  ${state.version + i + 1}. ${t}\n`);
+      process.stdout.write(
+        `The datastore is at version ${state.version}. Migrations to apply:\n${pending.join('')}` +
+          `Every backend of the cluster should run monitor-backend ${VERSION} before.\n`,
+      );
+      if (!(await confirm(`Upgrade the datastore to version ${LATEST}? [y/n] `)))
+        fail('upgrade not confirmed: nothing was changed', 1);
+    }
+    const outcome = await upgradeDatastore(etcd, log);
+    if (!outcome.upgraded) return void current(outcome.version);
+    process.stdout.write(`datastore upgraded from version ${outcome.from} to ${outcome.to}\n`);
+  } catch (err) {
+    fail((err as Error).message, 1);
   } finally {
     await etcd.close();
   }
@@ -195,9 +231,11 @@ export async function runBackendCommand(argv: string[]): Promise<void> {
       return start(rest);
     case 'init':
       return init(rest);
+    case 'upgrade':
+      return upgrade(rest);
     case 'version':
     case '--version':
-      process.stdout.write(`monitor-backend version ${VERSION}\n`);
+      process.stdout.write(versionLine('monitor-backend') + '\n');
       return;
     case 'help':
     case '--help':

@@ -328,6 +328,24 @@ export const BackendConfig = v.object({
 });
 export type BackendConfig = v.InferOutput<typeof BackendConfig>;
 
+/**
+ * How a command that talks to etcd only (`init`, `upgrade`) waits for it: one etcd call retried
+ * until --timeout, or for ever with --wait.
+ */
+const etcdWaitFlags: FlagSpec[] = [
+  { name: 'timeout', type: 'int', description: 'seconds to wait for etcd', default: 5 },
+  {
+    name: 'wait',
+    type: 'bool',
+    description: 'wait for etcd for as long as it takes (not when it refuses the certificate or password)',
+    default: false,
+  },
+];
+const etcdWaitEntries = {
+  timeout: v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1 second')),
+  wait: v.boolean(),
+};
+
 /** `monitor-backend init`: the backend's own flags (one config file serves both) plus the administrator. */
 export const initFlags: FlagSpec[] = [
   ...backendFlags,
@@ -348,13 +366,7 @@ export const initFlags: FlagSpec[] = [
     description: 'exit 0 when the cluster is already initialized',
     default: false,
   },
-  { name: 'timeout', type: 'int', description: 'seconds to wait for etcd', default: 5 },
-  {
-    name: 'wait',
-    type: 'bool',
-    description: 'wait for etcd for as long as it takes (not when it refuses the certificate or password)',
-    default: false,
-  },
+  ...etcdWaitFlags,
 ];
 
 export const InitConfig = v.object({
@@ -363,7 +375,28 @@ export const InitConfig = v.object({
   'cluster-admin-password': v.pipe(v.string('is required'), v.minLength(8, 'must be at least 8 characters')),
   'cluster-admin-api-key': v.optional(v.pipe(v.string(), v.uuid('must be a UUID'))),
   'ignore-already-initialized': v.boolean(),
-  timeout: v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1 second')),
-  wait: v.boolean(),
+  ...etcdWaitEntries,
 });
 export type InitConfig = v.InferOutput<typeof InitConfig>;
+
+/**
+ * `monitor-backend upgrade`: the backend's own flags (one config file serves every command), the
+ * confirmation, and how long to wait for etcd (docs/operations.md#upgrades).
+ */
+export const upgradeFlags: FlagSpec[] = [
+  ...backendFlags,
+  {
+    name: 'skip-confirm',
+    type: 'bool',
+    description: 'upgrade without asking (needed when stdin is not a terminal)',
+    default: false,
+  },
+  ...etcdWaitFlags,
+];
+
+export const UpgradeConfig = v.object({
+  ...BackendConfig.entries,
+  'skip-confirm': v.boolean(),
+  ...etcdWaitEntries,
+});
+export type UpgradeConfig = v.InferOutput<typeof UpgradeConfig>;

@@ -11,6 +11,12 @@ export interface HealthReport {
   agents: { connected: number };
   runtime: { actors: number; timers: number; mailbox_depth: number; committed_turns: number };
   pipeline?: { running: number; jobs: number };
+  /**
+   * The datastore's version, the latest this backend knows, and the titles of the migrations
+   * `monitor-backend upgrade` would apply (absent while etcd does not answer; `error` when the
+   * version key holds something else).
+   */
+  datastore?: { version?: number; latest: number; pending?: string[]; error?: string };
   /** What `/ready` answers now. */
   ready: ReadyReport;
 }

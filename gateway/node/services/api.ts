@@ -3,7 +3,7 @@ import { buckets, etcdKeys, SHARD_COUNT } from '../../../proto/names.ts';
 import { VERSION } from '../../../proto/version.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { withTimeout } from '../../../lib/timeout.ts';
-import type { EtcdAdapter } from '../../../actors/runtime/etcd.ts';
+import type { EtcdAdapter, EtcdRecord } from '../../../actors/runtime/etcd.ts';
 import type { KvStore } from '../../../actors/runtime/kv-store.ts';
 import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
 import type { Membership } from '../../../actors/runtime/membership.ts';
@@ -29,6 +29,8 @@ import { listenApi, type ApiListener } from '../../api/server.ts';
 import type { HealthReport, ReadyReport } from '../../api/routes/system.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 import type { QueueAdhoc } from './schedule.ts';
+import { datastoreState, pendingMigrations } from '../upgrade/datastore.ts';
+import { LATEST } from '../upgrade/migrations.ts';
 
 const DEFAULTS = {
   /** How long `GET /version` waits for etcd's own /version before asking through the client. */
@@ -128,9 +130,14 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
       d.host(),
       d.pipeline(),
     ];
+    // The one etcd call tells both whether etcd answers and the datastore's version.
+    let datastore: HealthReport['datastore'];
     const [etcdOk, natsOk] = await Promise.all([
-      withTimeout(etcd.get(etcdKeys.clusterConfig), DEFAULTS.healthCallTimeoutMs, 'etcd').then(
-        () => ({ healthy: true }),
+      withTimeout(etcd.get(etcdKeys.datastoreVersion), DEFAULTS.healthCallTimeoutMs, 'etcd').then(
+        (record) => {
+          datastore = datastoreReport(record);
+          return { healthy: true };
+        },
         (e: Error) => ({ healthy: false, error: e.message }),
       ),
       nats
@@ -152,9 +159,24 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
         committed_turns: host.committedTurns,
       },
       pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
+      ...(datastore ? { datastore } : {}),
       ready: d.ready(),
     };
   };
+}
+
+/**
+ * The datastore's version and the migrations it still needs: a cluster serves between its backends'
+ * upgrade and `monitor-backend upgrade`, so this is information, never a reason to be unready
+ * (docs/operations.md#upgrades).
+ */
+function datastoreReport(record: EtcdRecord | undefined): HealthReport['datastore'] {
+  try {
+    const { version } = datastoreState(record);
+    return { version, latest: LATEST, pending: pendingMigrations(version) };
+  } catch (err) {
+    return { latest: LATEST, error: (err as Error).message };
+  }
 }
 
 function version(d: ApiServiceDeps) {

@@ -6,6 +6,7 @@ import type { KvStore } from '../../../actors/runtime/kv-store.ts';
 import { NatsAdapter } from '../../../actors/runtime/nats.ts';
 import { ConfigStore } from '../../../actors/config/store.ts';
 import { seedCluster } from '../../auth/seed.ts';
+import { checkDatastore } from '../upgrade/datastore.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 import { etcdFailure, natsFailure, type StoreAccess } from '../store-access.ts';
 
@@ -38,9 +39,14 @@ async function ensureClusterConfig(etcd: EtcdAdapter): Promise<void> {
     throw new Error(`the cluster uses ${shards} shards and this backend ${SHARD_COUNT}; it cannot join`);
 }
 
-/** The cluster's shard count checked (or recorded by its first node) and its built-in roles seeded. */
+/**
+ * The datastore's version checked (written by a new cluster's first node; a newer one refused:
+ * docs/operations.md#upgrades), the cluster's shard count checked (or recorded by its first node)
+ * and its built-in roles seeded.
+ */
 export function clusterService(etcd: () => EtcdAdapter, log: Logger): Service {
   return service('cluster config', async () => {
+    await checkDatastore(etcd(), log);
     await ensureClusterConfig(etcd());
     await seedCluster(etcd(), log);
   });
