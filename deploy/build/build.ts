@@ -22,7 +22,7 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = join(ROOT, 'dist');
 
 /** dist/<name>.mjs from bin/<name>.ts. */
-const PROGRAMS = ['backend', 'agent'] as const;
+const PROGRAMS = ['backend', 'agent', 'monitorctl'] as const;
 const INFO_FILE = join(DIST, 'build-info.json');
 /** Read by the build itself, besides what the bundles import. */
 const EXTRA_INPUTS = [
