@@ -35,7 +35,16 @@ test.after(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
 });
 
-const loginArgs = (url: string) => ['configure', '-n', '--url', url, '--username', ADMIN.username, '--password', ADMIN.password];
+const loginArgs = (url: string) => [
+  'configure',
+  '-n',
+  '--url',
+  url,
+  '--username',
+  ADMIN.username,
+  '--password',
+  ADMIN.password,
+];
 
 /** No secret of the harness in what monitorctl printed. */
 function assertNoSecret(...texts: string[]): void {
@@ -67,9 +76,12 @@ test('configure -n with an API key, under XDG_CONFIG_HOME', async () => {
   const home = new CtlHome();
   const xdg = tempDir('xdg');
   const env = { XDG_CONFIG_HOME: xdg };
-  const r = await home.run(['configure', '-n', '--url', b.apiUrl, '--api-key', ADMIN.apiKey, '--namespace', 'default'], {
-    env,
-  });
+  const r = await home.run(
+    ['configure', '-n', '--url', b.apiUrl, '--api-key', ADMIN.apiKey, '--namespace', 'default'],
+    {
+      env,
+    },
+  );
   assert.is(r.code, 0, r.stderr);
   assertNoSecret(r.stdout, r.stderr);
   const file = join(xdg, 'monitor', 'monitorctl.json');
@@ -91,11 +103,16 @@ test('contexts: two backends, use-context, --context and MONITOR_CONTEXT switch 
   const home = new CtlHome();
   assert.is((await home.run([...loginArgs(a.apiUrl), '--context', 'one'])).code, 0);
   assert.is(
-    (await home.run(['configure', '-n', '--context', 'two', '--url', b.apiUrl, '--api-key', ADMIN.apiKey])).code,
+    (await home.run(['configure', '-n', '--context', 'two', '--url', b.apiUrl, '--api-key', ADMIN.apiKey]))
+      .code,
     0,
   );
   // Each backend gets a namespace of its own, so answers tell them apart.
-  assert.is((await home.run(['namespace', 'create', 'only-two'])).code, 0, 'configure makes its context current');
+  assert.is(
+    (await home.run(['namespace', 'create', 'only-two'])).code,
+    0,
+    'configure makes its context current',
+  );
   assert.is((await home.run(['namespace', 'create', 'only-one', '--context', 'one'])).code, 0);
   const names = async (...extra: string[]) => {
     const r = await home.run(['namespace', 'list', '--format', 'template={{ .name }}', ...extra]);
@@ -190,7 +207,9 @@ test('an expired access token is refreshed before the request, and after a 401',
   assert.match(env.stdout, /^export MONITOR_NAMESPACE='default'$/m);
   // The printed token works on its own, with no context at all.
   const bare = new CtlHome();
-  const list = await bare.run(['namespace', 'list'], { env: { MONITOR_URL: a.apiUrl, MONITOR_ACCESS_TOKEN: token } });
+  const list = await bare.run(['namespace', 'list'], {
+    env: { MONITOR_URL: a.apiUrl, MONITOR_ACCESS_TOKEN: token },
+  });
   assert.is(list.code, 0, list.stderr);
 });
 
@@ -205,7 +224,9 @@ test('logout ends the session on the server and forgets the tokens', async () =>
   assert.is(after.refresh_token, undefined);
   assert.is(after.url, b.apiUrl);
   // The old token no longer works at the server.
-  const res = await b.get('/api/core/v2/namespaces', { headers: { Authorization: `Bearer ${before.access_token}` } });
+  const res = await b.get('/api/core/v2/namespaces', {
+    headers: { Authorization: `Bearer ${before.access_token}` },
+  });
   assert.is(res.status, 401);
   const list = await home.run(['namespace', 'list']);
   assert.is(list.code, 4);
@@ -214,13 +235,29 @@ test('logout ends the session on the server and forgets the tokens', async () =>
 
 test('failures: bad credentials 4, unreachable 5 with the URL, nothing configured 2, unknown type 2', async () => {
   const home = new CtlHome();
-  const bad = await home.run(['configure', '-n', '--url', a.apiUrl, '--username', 'admin', '--password', 'wrong-password']);
+  const bad = await home.run([
+    'configure',
+    '-n',
+    '--url',
+    a.apiUrl,
+    '--username',
+    'admin',
+    '--password',
+    'wrong-password',
+  ]);
   assert.is(bad.code, 4);
   assert.is(bad.stderr.trim().split('\n').length, 1);
   assert.match(bad.stderr, /bad credentials/);
   assert.not.ok(existsSync(home.configFile), 'nothing saved after a failed login');
   const port = await freePort();
-  const down = await home.run(['check', 'list', '--url', `http://127.0.0.1:${port}`, '--api-key', ADMIN.apiKey]);
+  const down = await home.run([
+    'check',
+    'list',
+    '--url',
+    `http://127.0.0.1:${port}`,
+    '--api-key',
+    ADMIN.apiKey,
+  ]);
   assert.is(down.code, 5);
   assert.is(down.stderr, `Error: cannot reach the API at http://127.0.0.1:${port}: connection refused\n`);
   assertNoSecret(down.stderr);

@@ -44,7 +44,21 @@ const fails = async (code: number, args: string[]): Promise<CtlResult> => {
 
 test('check: create with flags, info, update by flags and by file, delete', async () => {
   assert.match(
-    await ok(['check', 'create', 'web', '--command', 'check-http', '--interval', '30', '--subscriptions', 'linux,web', '--label', 'tier=front', '--label', 'team=ops']),
+    await ok([
+      'check',
+      'create',
+      'web',
+      '--command',
+      'check-http',
+      '--interval',
+      '30',
+      '--subscriptions',
+      'linux,web',
+      '--label',
+      'tier=front',
+      '--label',
+      'team=ops',
+    ]),
     /Created check "web" in namespace "default"/,
   );
   let c = await json(['check', 'info', 'web']);
@@ -74,7 +88,10 @@ test('check: create with flags, info, update by flags and by file, delete', asyn
   const named = await fails(2, ['check', 'create', 'other', '--file', file]);
   assert.match(named.stderr, /named "web"/);
   const wrongType = join(files, 'handler.yaml');
-  writeFileSync(wrongType, 'type: Handler\napi_version: core/v2\nmetadata: {name: h}\nspec: {type: pipe, command: cat}\n');
+  writeFileSync(
+    wrongType,
+    'type: Handler\napi_version: core/v2\nmetadata: {name: h}\nspec: {type: pipe, command: cat}\n',
+  );
   await fails(2, ['check', 'create', 'h', '--file', wrongType]);
   await fails(2, ['check', 'delete', 'db']); // no terminal to confirm on
   assert.match(await ok(['check', 'delete', 'db', '--skip-confirm']), /Deleted check "db"/);
@@ -86,13 +103,19 @@ test('check: create with flags, info, update by flags and by file, delete', asyn
 test('a cluster-wide resource (namespace) and a namespaced one in it (role)', async () => {
   await ok(['namespace', 'create', 'team-a']);
   assert.ok((await json(['namespaces', 'list'])).some((n: { name: string }) => n.name === 'team-a'));
-  await ok(['role', 'create', 'reader', '--namespace', 'team-a', '--file', '-'], JSON.stringify({ rules: [{ verbs: ['get', 'list'], resources: ['checks'] }] }));
+  await ok(
+    ['role', 'create', 'reader', '--namespace', 'team-a', '--file', '-'],
+    JSON.stringify({ rules: [{ verbs: ['get', 'list'], resources: ['checks'] }] }),
+  );
   const role = await json(['role', 'info', 'reader', '--namespace', 'team-a']);
   assert.is(role.metadata.namespace, 'team-a');
   assert.equal(role.rules[0].verbs, ['get', 'list']);
   assert.match(await ok(['role', 'list', '--namespace', 'team-a']), /reader\s+get,list:checks/);
   await fails(3, ['role', 'info', 'reader']); // not in the default namespace
-  await ok(['role', 'update', 'reader', '--namespace', 'team-a', '--file', '-'], JSON.stringify({ rules: [{ verbs: ['*'], resources: ['*'] }] }));
+  await ok(
+    ['role', 'update', 'reader', '--namespace', 'team-a', '--file', '-'],
+    JSON.stringify({ rules: [{ verbs: ['*'], resources: ['*'] }] }),
+  );
   assert.equal((await json(['role', 'info', 'reader', '--namespace', 'team-a'])).rules[0].verbs, ['*']);
   const busy = await fails(5, ['namespace', 'delete', 'team-a', '--skip-confirm']); // 409: not empty
   assert.match(busy.stderr, /not empty/);
@@ -100,7 +123,10 @@ test('a cluster-wide resource (namespace) and a namespaced one in it (role)', as
   await ok(['namespace', 'delete', 'team-a', '--skip-confirm']);
   await fails(3, ['namespace', 'info', 'team-a']);
   // A cluster role is cluster-wide: no namespace in its path or its messages.
-  await ok(['cluster-role', 'create', 'auditor', '--file', '-'], 'rules:\n  - verbs: [get]\n    resources: ["*"]\n');
+  await ok(
+    ['cluster-role', 'create', 'auditor', '--file', '-'],
+    'rules:\n  - verbs: [get]\n    resources: ["*"]\n',
+  );
   assert.match(await ok(['clusterroles', 'info', 'auditor']), /Rules:\s+get:\*/);
   await ok(['cluster-role', 'delete', 'auditor', '--skip-confirm']);
 });
@@ -113,7 +139,9 @@ test('every format, for a list and for one item', async () => {
   assert.match(lines[1]!, /^─+ ─+/);
   assert.ok(lines.some((l) => /^ fmt\s+true\s+10/.test(l)));
   assert.match(await ok(['check', 'list', '--show-labels']), /Labels[\s\S]*k=v/);
-  assert.ok((await json(['check', 'list'])).some((c: { metadata: { name: string } }) => c.metadata.name === 'fmt'));
+  assert.ok(
+    (await json(['check', 'list'])).some((c: { metadata: { name: string } }) => c.metadata.name === 'fmt'),
+  );
   const wrapped = (await ok(['check', 'list', '--format', 'wrapped-json'])).trim();
   const first = JSON.parse(wrapped.slice(0, wrapped.indexOf('\n}') + 2));
   assert.equal(Object.keys(first), ['type', 'api_version', 'metadata', 'spec']);
@@ -121,11 +149,20 @@ test('every format, for a list and for one item', async () => {
   assert.ok(docs.every((d) => d.type === 'CheckConfig'));
   assert.ok(docs.some((d) => d.metadata.name === 'fmt' && d.spec.interval === 10));
   assert.ok(
-    (await ok(['check', 'list', '--format', 'template={{ .metadata.name }}={{ .interval }}'])).split('\n').includes('fmt=10'),
+    (await ok(['check', 'list', '--format', 'template={{ .metadata.name }}={{ .interval }}']))
+      .split('\n')
+      .includes('fmt=10'),
   );
   assert.match(await ok(['check', 'list', '--format', 'jsonpath={.items[*].metadata.name}']), /\bfmt\b/);
   assert.ok(
-    (await ok(['check', 'list', '--format', 'jsonpath={range .items[*]}{.metadata.name}:{.metadata.labels.k}{"\\n"}{end}']))
+    (
+      await ok([
+        'check',
+        'list',
+        '--format',
+        'jsonpath={range .items[*]}{.metadata.name}:{.metadata.labels.k}{"\\n"}{end}',
+      ])
+    )
       .split('\n')
       .includes('fmt:v'),
   );
@@ -134,7 +171,10 @@ test('every format, for a list and for one item', async () => {
   assert.is((await json(['check', 'info', 'fmt'])).metadata.name, 'fmt');
   assert.is(JSON.parse(await ok(['check', 'info', 'fmt', '--format', 'wrapped-json'])).spec.command, 'true');
   assert.is(parseYaml(await ok(['check', 'info', 'fmt', '--format', 'yaml'])).metadata.labels.k, 'v');
-  assert.is(await ok(['check', 'info', 'fmt', '--format', 'template={{ index .metadata.labels "k" }}']), 'v\n');
+  assert.is(
+    await ok(['check', 'info', 'fmt', '--format', 'template={{ index .metadata.labels "k" }}']),
+    'v\n',
+  );
   assert.is(await ok(['check', 'info', 'fmt', '--format', 'jsonpath={.command}']), 'true\n');
   // MONITOR_FORMAT and the context's format when no flag says one
   const viaEnv = await home.run(['check', 'info', 'fmt'], { env: { MONITOR_FORMAT: 'json' } });
@@ -147,9 +187,31 @@ test('every format, for a list and for one item', async () => {
 test('lists: pages of --chunk-size, label and field selectors, all namespaces', async () => {
   await ok(['namespace', 'create', 'paging']);
   for (let i = 1; i <= 7; i++)
-    await ok(['check', 'create', `p${i}`, '--namespace', 'paging', '--command', 'true', '--interval', String(i * 10), '--label', `parity=${i % 2 ? 'odd' : 'even'}`]);
+    await ok([
+      'check',
+      'create',
+      `p${i}`,
+      '--namespace',
+      'paging',
+      '--command',
+      'true',
+      '--interval',
+      String(i * 10),
+      '--label',
+      `parity=${i % 2 ? 'odd' : 'even'}`,
+    ]);
   const names = async (...args: string[]) =>
-    (await ok(['check', 'list', '--namespace', 'paging', '--format', 'template={{ .metadata.name }}', ...args]))
+    (
+      await ok([
+        'check',
+        'list',
+        '--namespace',
+        'paging',
+        '--format',
+        'template={{ .metadata.name }}',
+        ...args,
+      ])
+    )
       .trim()
       .split('\n')
       .filter(Boolean);
@@ -157,7 +219,12 @@ test('lists: pages of --chunk-size, label and field selectors, all namespaces', 
   assert.equal(all, ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
   // The server answers at most 2 per request: all 7 means monitorctl followed the continue header.
   assert.equal(await names('--chunk-size', '2'), all);
-  assert.equal(await names('--chunk-size', '3', '--label-selector', 'parity == odd'), ['p1', 'p3', 'p5', 'p7']);
+  assert.equal(await names('--chunk-size', '3', '--label-selector', 'parity == odd'), [
+    'p1',
+    'p3',
+    'p5',
+    'p7',
+  ]);
   assert.equal(await names('--label-selector', 'parity in (even)'), ['p2', 'p4', 'p6']);
   assert.equal(await names('--field-selector', 'check.interval == 30'), ['p3']);
   assert.equal(await names('--field-selector', 'check.name matches p1'), ['p1']);
@@ -169,7 +236,13 @@ test('lists: pages of --chunk-size, label and field selectors, all namespaces', 
   assert.match(across.split('\n')[0]!, /^ Namespace\s+Name/);
   assert.ok(across.split('\n').some((l) => /^ default\s+p1\b/.test(l)));
   assert.ok(across.split('\n').some((l) => /^ paging\s+p7\b/.test(l)));
-  const jp = await ok(['checks', 'list', '--all-namespaces', '--format', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}']);
+  const jp = await ok([
+    'checks',
+    'list',
+    '--all-namespaces',
+    '--format',
+    'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}',
+  ]);
   assert.ok(jp.includes('default/p1') && jp.includes('paging/p7'));
 });
 
@@ -193,7 +266,10 @@ test('--help of every command exits 0 and prints its usage', async () => {
       walk(c, [...path, c.name()]);
     }
   };
-  walk(buildProgram(makeDeps({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, {})), []);
+  walk(
+    buildProgram(makeDeps({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, {})),
+    [],
+  );
   assert.ok(paths.length > 100, `${paths.length} commands`);
   // Four at a time: each is a process of its own.
   const queue = [...paths];
@@ -202,7 +278,8 @@ test('--help of every command exits 0 and prints its usage', async () => {
     Array.from({ length: 4 }, async () => {
       for (let p = queue.shift(); p; p = queue.shift()) {
         const r = await home.run([...p, '--help']);
-        if (r.code !== 0 || !r.stdout.startsWith('Usage: monitorctl')) failures.push(`${p.join(' ')}: ${r.code} ${r.stderr}`);
+        if (r.code !== 0 || !r.stdout.startsWith('Usage: monitorctl'))
+          failures.push(`${p.join(' ')}: ${r.code} ${r.stderr}`);
       }
     }),
   );
@@ -216,8 +293,15 @@ test('describe-type, completion and version', async () => {
     { api_version: check.api_version, type: check.type, namespaced: check.namespaced },
     { api_version: 'core/v2', type: 'CheckConfig', namespaced: true },
   );
-  assert.ok(types.some((t: { type: string; namespaced: boolean }) => t.type === 'ClusterRoleBinding' && !t.namespaced));
-  assert.match(await ok(['describe-type', 'ns', 'core/v2.Event']), /core\/v2\.Namespace[\s\S]*core\/v2\.Event/);
+  assert.ok(
+    types.some(
+      (t: { type: string; namespaced: boolean }) => t.type === 'ClusterRoleBinding' && !t.namespaced,
+    ),
+  );
+  assert.match(
+    await ok(['describe-type', 'ns', 'core/v2.Event']),
+    /core\/v2\.Namespace[\s\S]*core\/v2\.Event/,
+  );
   await fails(2, ['describe-type', 'widget']);
 
   const script = join(files, 'completion.bash');
@@ -226,7 +310,10 @@ test('describe-type, completion and version', async () => {
     const words = line.split(' ');
     const r = spawnSync(
       'bash',
-      ['-c', `source ${script}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _monitorctl; printf '%s\\n' "\${COMPREPLY[@]}"`],
+      [
+        '-c',
+        `source ${script}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _monitorctl; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
       { encoding: 'utf8' },
     );
     assert.is(r.status, 0, r.stderr);

@@ -65,7 +65,7 @@ export class CtlHome {
   }
 }
 
-export function runCtl(
+function runCtl(
   args: string[],
   env: NodeJS.ProcessEnv,
   input?: string,
