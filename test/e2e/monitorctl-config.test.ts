@@ -1,6 +1,9 @@
 // suite-timeout: 240
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from '../harness/uvu.ts';
@@ -14,6 +17,7 @@ import {
   tempDir,
   type Backend,
 } from '../harness/index.ts';
+import { makeTestCerts } from '../harness/certs.ts';
 
 // monitorctl's configuration as a person uses it, against real backends: configure (flags, API
 // key, prompts on a terminal), the file's modes, contexts of two backends, the precedence of flags,
@@ -31,9 +35,32 @@ test.before(async () => {
   ]);
 });
 
+const servers: (Server | TcpServer)[] = [];
+
 test.after(async () => {
+  for (const s of servers) s.close();
   await Promise.all([a?.stop(), b?.stop()]);
 });
+
+/** An HTTPS front for backend b (TLS ends there, as at a balancer); its port. */
+async function tlsFront(cert: string, key: string): Promise<number> {
+  const target = new URL(b.apiUrl);
+  const server = createHttpsServer({ cert: readFileSync(cert), key: readFileSync(key) }, (req, res) => {
+    const up = httpRequest(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  servers.push(server);
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return port;
+}
 
 const loginArgs = (url: string) => [
   'configure',
@@ -271,6 +298,56 @@ test('failures: bad credentials 4, unreachable 5 with the URL, nothing configure
   const noTty = await home.run(['configure']);
   assert.is(noTty.code, 2);
   assert.match(noTty.stderr, /-n/);
+});
+
+test('TLS: the server is trusted through --trusted-ca-file (saved in the context) or not checked at all', async () => {
+  const certs = makeTestCerts();
+  const url = `https://127.0.0.1:${await tlsFront(certs.serverCert, certs.serverKey)}`;
+  const home = new CtlHome();
+  const untrusted = await home.run(loginArgs(url));
+  assert.is(untrusted.code, 5);
+  assert.match(untrusted.stderr, /certificate not signed by trusted authority/);
+  assert.match(untrusted.stderr, /--trusted-ca-file/);
+  const other = await home.run([...loginArgs(url), '--trusted-ca-file', certs.otherCa]);
+  assert.is(other.code, 5);
+  const ok = await home.run([...loginArgs(url), '--trusted-ca-file', certs.ca]);
+  assert.is(ok.code, 0, ok.stderr);
+  assert.is(home.config().contexts.default.trusted_ca_file, certs.ca);
+  const list = await home.run(['namespace', 'list']);
+  assert.is(list.code, 0, list.stderr);
+  const insecure = await new CtlHome().run([
+    'namespace',
+    'list',
+    '--url',
+    url,
+    '--api-key',
+    ADMIN.apiKey,
+    '--insecure-skip-tls-verify',
+  ]);
+  assert.is(insecure.code, 0, insecure.stderr);
+  const missing = await home.run(['namespace', 'list', '--trusted-ca-file', '/nonexistent/ca.pem']);
+  assert.is(missing.code, 2);
+});
+
+test('a server that accepts but never answers: exit 5 after --timeout', async () => {
+  const silent = createTcpServer(() => {});
+  servers.push(silent);
+  const port = await freePort();
+  await new Promise<void>((r) => silent.listen(port, '127.0.0.1', r));
+  const started = Date.now();
+  const r = await new CtlHome().run([
+    'check',
+    'list',
+    '--url',
+    `http://127.0.0.1:${port}`,
+    '--api-key',
+    'k',
+    '--timeout',
+    '1s',
+  ]);
+  assert.is(r.code, 5);
+  assert.is(r.stderr, `Error: no answer from http://127.0.0.1:${port} within 1 s (--timeout)\n`);
+  assert.ok(Date.now() - started < 10_000);
 });
 
 test('configure on a terminal asks its questions (through script(1), a real pty)', async () => {
