@@ -8,7 +8,7 @@ const layer = (name, mayImport) => ({
   severity: 'error',
   from: { path: `^${name}/` },
   to: {
-    path: '^(proto|lib|actors|gateway|agent|bin|test|bench|deploy)/',
+    path: '^(proto|lib|actors|gateway|agent|cli|bin|test|bench|deploy)/',
     pathNot: `^(${mayImport.join('|')})/`,
   },
 });
@@ -20,7 +20,9 @@ module.exports = {
     layer('actors', ['proto', 'lib', 'actors']),
     layer('gateway', ['proto', 'lib', 'actors', 'gateway']),
     layer('agent', ['proto', 'lib', 'agent']),
-    layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'bin']),
+    // monitorctl is a client of the REST API: it shares the contracts and mechanisms, nothing of the servers.
+    layer('cli', ['proto', 'lib', 'cli']),
+    layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'cli', 'bin']),
     // deploy/local/cluster (`make cluster`) runs the programs as processes; it shares lib/ and proto/ only.
     layer('deploy', ['proto', 'lib', 'deploy']),
     {

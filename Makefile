@@ -10,7 +10,7 @@ ETCD := $(shell command -v etcd 2>/dev/null)
 .PHONY: help setup deps build binaries test-binaries deploy-binaries cluster-binaries run cluster cluster-down cluster-wipe cluster-status test chaos lint format typecheck bench bench-legacy bench-peer deploy deploy-check clean
 
 help:
-	@echo "make build  - compile bin/*.ts into dist/*.mjs, the programs bin/monitor-backend and bin/monitor-agent run"
+	@echo "make build  - compile bin/*.ts into dist/*.mjs, the programs bin/monitor-backend, bin/monitor-agent and bin/monitorctl run"
 	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
 	@echo "make cluster - start a local cluster in the background: 3 etcd, 3 nats-server, 3 backends, haproxy, an agent"
@@ -71,7 +71,7 @@ deploy-binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null; }; \
 	fi
 
-# The programs run compiled: bin/monitor-backend and bin/monitor-agent import dist/*.mjs, bundled by
+# The programs run compiled: bin/monitor-backend, bin/monitor-agent and bin/monitorctl import dist/*.mjs, bundled by
 # esbuild (docs/operations.md#compiled-programs). Every target that starts them depends on this one; the
 # test harness and test/run.ts also rebuild dist/ when it is older than the sources.
 build: deps
@@ -108,7 +108,7 @@ typecheck: deps
 # rule's name), eslint, unused files/exports/dependencies (knip), and the format (prettier; `make format`
 # rewrites).
 lint: deps typecheck
-	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent bin test bench deploy
+	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent cli bin test bench deploy
 	@node_modules/.bin/eslint --max-warnings 0 .
 	@node_modules/.bin/knip --no-progress
 	@node_modules/.bin/prettier --check --log-level warn .

@@ -1,7 +1,7 @@
 /**
  * The compiled programs (`make build`, docs/operations.md#compiled-programs): esbuild bundles each
- * entry of bin/ into one ES module of dist/, which the launchers bin/monitor-backend and
- * bin/monitor-agent import, so no program carries a TypeScript transpiler at run time.
+ * entry of bin/ into one ES module of dist/, which the launchers bin/monitor-backend,
+ * bin/monitor-agent and bin/monitorctl import, so no program carries a TypeScript transpiler at run time.
  *
  * npm packages stay imports (`packages: 'external'`): some load files by path next to their own code
  * (QuickJS its .wasm), and the production image installs them with npm anyway. The two files the
@@ -22,7 +22,7 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = join(ROOT, 'dist');
 
 /** dist/<name>.mjs from bin/<name>.ts. */
-const PROGRAMS = ['backend', 'agent'] as const;
+const PROGRAMS = ['backend', 'agent', 'monitorctl'] as const;
 const INFO_FILE = join(DIST, 'build-info.json');
 /** Read by the build itself, besides what the bundles import. */
 const EXTRA_INPUTS = [

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { API_PREFIXES } from '../../proto/api.ts';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
 import { ApiError, kindOfActorError, sendError } from './errors.ts';
@@ -50,12 +51,12 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   core.route('/', silencedExtraRoutes(deps));
   for (const def of CONFIG_RESOURCES) core.route('/', configResourceRoutes(deps, def));
   core.delete('/namespaces/:ns/authproviders/:name', (c) => removeAuthProvider(c, deps, c.req.param('name')));
-  app.route('/api/core/v2', core);
+  app.route(API_PREFIXES['core/v2'], core);
 
   const providers = new Hono<ApiEnv>();
   providers.use('*', authenticate(deps));
   providers.route('/', authProviderRoutes(deps));
-  app.route('/api/enterprise/authentication/v2', providers);
+  app.route(API_PREFIXES['authentication/v2'], providers);
 
   app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {

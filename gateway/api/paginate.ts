@@ -1,8 +1,6 @@
 import type { Context } from 'hono';
+import { CONTINUE_HEADER } from '../../proto/api.ts';
 import { ApiError } from './errors.ts';
-
-/** Response header carrying the token of the next page; absent on the last page. */
-export const CONTINUE_HEADER = 'Monitor-Continue';
 
 interface Paging {
   limit: number;

@@ -129,7 +129,7 @@ function nodeServices(
     },
     log,
   );
-  const tokens = tokensService(etcd.get);
+  const tokens = tokensService(cfg, etcd.get);
   const views = readModelService(readModel);
   const shards = shardsService({ etcd: etcd.get, membership: membership.get, host: host.get }, log);
   // The configuration copy is complete once its service started, which is before the API serves.

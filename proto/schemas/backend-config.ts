@@ -185,6 +185,20 @@ export const backendFlags: FlagSpec[] = [
     description: 'seconds failed logins from an address are counted, and a block lasts',
     default: 60,
   },
+  // Lifetimes of API login tokens (the reference's --access-token-expiry and --refresh-token-expiry,
+  // 5 minutes and 12 hours), in seconds like every duration of ours.
+  {
+    name: 'access-token-expiry',
+    type: 'int',
+    description: 'seconds an access token of an API login is valid',
+    default: 300,
+  },
+  {
+    name: 'refresh-token-expiry',
+    type: 'int',
+    description: 'seconds a login session (its refresh token) lasts without a refresh',
+    default: 43_200,
+  },
   {
     name: 'entity-limit',
     type: 'int',
@@ -301,6 +315,16 @@ export const BackendConfig = v.object({
   'login-user-window': LoginWindow,
   'login-address-failures': LoginFailures,
   'login-address-window': LoginWindow,
+  'access-token-expiry': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1 second'),
+  ),
+  'refresh-token-expiry': v.pipe(
+    v.number(),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1 second'),
+  ),
   'entity-limit': v.pipe(
     v.number(),
     v.integer('must be a whole number'),

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DIST, ROOT, staleReason } from '../../deploy/build/build.ts';
-import { AGENT_BIN, BACKEND_BIN, tempDir } from '../harness/index.ts';
+import { AGENT_BIN, BACKEND_BIN, MONITORCTL_BIN, tempDir } from '../harness/index.ts';
 
 // The compiled programs (docs/operations.md#compiled-programs): the launchers in bin/ run dist/*.mjs,
 // which runs with neither the TypeScript sources nor a development package beside it, as in the
@@ -62,7 +62,7 @@ test('the hook catches a program run through tsx', () => {
   assert.match(r.stderr, 'TypeScript loaded');
 });
 
-test('bin/monitor-agent and bin/monitor-backend run dist/, with no TypeScript loaded', () => {
+test('bin/monitor-agent, bin/monitor-backend and bin/monitorctl run dist/, with no TypeScript loaded', () => {
   const agent = run(['--import', NO_TYPESCRIPT, AGENT_BIN, 'version']);
   assert.is(agent.stderr, '');
   assert.is(agent.stdout, `monitor-agent version ${VERSION}\n`);
@@ -71,15 +71,20 @@ test('bin/monitor-agent and bin/monitor-backend run dist/, with no TypeScript lo
   assert.is(backend.stderr, '');
   assert.match(backend.stdout, new RegExp(`^monitor-backend version ${VERSION.replace(/\./g, '\\.')}\\n`));
   assert.is(backend.status, 0);
+  const ctl = run(['--import', NO_TYPESCRIPT, MONITORCTL_BIN, 'version']);
+  assert.is(ctl.stderr, '');
+  assert.is(ctl.stdout, `monitorctl version ${VERSION}\n`);
+  assert.is(ctl.status, 0);
 });
 
 test('the programs run from the launchers, dist/ and the production packages alone', () => {
-  // The production image's layout (Containerfile): package.json, the two launchers, dist/, and
+  // The production image's layout (Containerfile): package.json, the three launchers, dist/, and
   // node_modules holding only what `npm ci --omit=dev` installs (the lock file's non-dev packages).
   const app = tempDir('build-app');
   cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
   mkdirSync(join(app, 'bin'));
-  for (const b of ['monitor-agent', 'monitor-backend']) cpSync(join(ROOT, 'bin', b), join(app, 'bin', b));
+  for (const b of ['monitor-agent', 'monitor-backend', 'monitorctl'])
+    cpSync(join(ROOT, 'bin', b), join(app, 'bin', b));
   cpSync(DIST, join(app, 'dist'), { recursive: true });
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dev?: boolean }>;
@@ -96,6 +101,12 @@ test('the programs run from the launchers, dist/ and the production packages alo
   assert.is(agent.stdout, `monitor-agent version ${VERSION}\n`, agent.stderr);
   const backend = run([join(app, 'bin/monitor-backend'), 'version'], app);
   assert.match(backend.stdout, `monitor-backend version ${VERSION}`, backend.stderr);
+  // monitorctl loads its packages (commander, cli-table3, yaml, jsonpath-plus) from the production set.
+  const ctl = run(
+    [join(app, 'bin/monitorctl'), 'describe-type', 'checks', '--format', 'jsonpath={.items[0].type}'],
+    app,
+  );
+  assert.is(ctl.stdout, 'CheckConfig\n', ctl.stderr);
   // The systemd unit runs the launcher the agent was started from (PATH empty: no systemctl call).
   const units = tempDir('build-units');
   const install = run([join(app, 'bin/monitor-agent'), 'service', 'install', '--unit-dir', units], app, {

@@ -1,5 +1,5 @@
 /**
- * The programs the suites run: the launchers bin/monitor-backend and bin/monitor-agent, which import
+ * The programs the suites run: the launchers bin/monitor-backend, bin/monitor-agent and bin/monitorctl, which import
  * the compiled dist/*.mjs (docs/operations.md#compiled-programs). dist/ is rebuilt here, once per
  * process, when it is not the build of the current sources, so a suite run on its own (without
  * test/run.ts, which builds first) or a benchmark never runs stale programs.
@@ -12,3 +12,4 @@ if (rebuilt !== undefined) process.stderr.write(`[harness] dist/ was stale (${re
 
 export const BACKEND_BIN = fileURLToPath(new URL('../../bin/monitor-backend', import.meta.url));
 export const AGENT_BIN = fileURLToPath(new URL('../../bin/monitor-agent', import.meta.url));
+export const MONITORCTL_BIN = fileURLToPath(new URL('../../bin/monitorctl', import.meta.url));

@@ -40,11 +40,14 @@ const DEFAULTS = {
 } as const;
 
 /** Access and refresh tokens of API logins; their signing key is the cluster's, in etcd. */
-export function tokensService(etcd: () => EtcdAdapter): Provider<TokenService> {
+export function tokensService(cfg: BackendConfig, etcd: () => EtcdAdapter): Provider<TokenService> {
   return provider(
     'tokens',
     async () => {
-      const tokens = new TokenService(etcd());
+      const tokens = new TokenService(etcd(), {
+        accessTtlSec: cfg['access-token-expiry'],
+        refreshTtlSec: cfg['refresh-token-expiry'],
+      });
       await tokens.start();
       return tokens;
     },
