@@ -29,7 +29,7 @@ function tokenSubject(token: string): string | undefined {
 }
 
 /** The user the credential in use belongs to, when monitorctl can tell (not with an API key). */
-export function ownUsername(s: Settings): string | undefined {
+function ownUsername(s: Settings): string | undefined {
   if (s.credential.kind !== 'token') return undefined;
   if (s.credential.source === 'context' && s.context?.username) return s.context.username;
   return tokenSubject(s.credential.token);
