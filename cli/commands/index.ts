@@ -2,9 +2,12 @@ import { completionCommand } from './completion.ts';
 import { configCommands } from './config.ts';
 import { configureCommand } from './configure.ts';
 import { describeTypeCommand } from './describe-type.ts';
+import { eventOpsCommands } from './event-ops.ts';
 import type { CommandGroup } from './registry.ts';
 import { resourceCommands } from './resources.ts';
 import { sessionCommands } from './session.ts';
+import { silencedOpsCommands } from './silenced-ops.ts';
+import { userOpsCommands } from './user-ops.ts';
 import { versionCommand } from './version.ts';
 
 /**
@@ -16,6 +19,9 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   configCommands,
   sessionCommands,
   resourceCommands,
+  eventOpsCommands,
+  silencedOpsCommands,
+  userOpsCommands,
   describeTypeCommand,
   completionCommand,
   versionCommand,

@@ -99,6 +99,17 @@ const CHECK_FLAGS: FieldFlag[] = [
   labelsFlag,
 ];
 
+/** What `entity update` changes by flags (a merge patch: labels are added, subscriptions replaced). */
+const ENTITY_FLAGS: FieldFlag[] = [
+  {
+    flags: '--subscriptions <list>',
+    description: 'comma-separated subscriptions (replaces them)',
+    field: 'subscriptions',
+    parse: 'list',
+  },
+  labelsFlag,
+];
+
 const HANDLER_FLAGS: FieldFlag[] = [
   { flags: '--type <type>', description: 'pipe, tcp, udp or set', field: 'type', parse: 'string' },
   {
@@ -191,6 +202,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     plural: 'entities',
     type: 'Entity',
     description: 'agents, proxies and the backend, with their state',
+    fieldFlags: ENTITY_FLAGS,
     columns: [
       name,
       field('Class', 'entity_class'),

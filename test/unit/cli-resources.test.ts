@@ -137,8 +137,9 @@ test('command groups: every type has a command with its plural as an alias; othe
     assert.is(g.name(), t.singular);
     assert.ok(g.commands.some((c) => c.name() === 'list'));
   }
-  groupCommand(program, 'check').command('execute');
   assert.ok(groupCommand(program, 'checks').commands.some((c) => c.name() === 'execute'));
+  groupCommand(program, 'check').command('sample-extra');
+  assert.ok(groupCommand(program, 'checks').commands.some((c) => c.name() === 'sample-extra'));
   assert.throws(() => groupCommand(program, 'widget'), /no command group "widget"/);
 });
 
