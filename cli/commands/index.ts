@@ -2,6 +2,8 @@ import { completionCommand } from './completion.ts';
 import { configCommands } from './config.ts';
 import { configureCommand } from './configure.ts';
 import { describeTypeCommand } from './describe-type.ts';
+import { dumpCommand } from './dump.ts';
+import { fileCommands } from './files.ts';
 import type { CommandGroup } from './registry.ts';
 import { resourceCommands } from './resources.ts';
 import { sessionCommands } from './session.ts';
@@ -17,6 +19,8 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   sessionCommands,
   resourceCommands,
   describeTypeCommand,
+  fileCommands,
+  dumpCommand,
   completionCommand,
   versionCommand,
 ];
