@@ -20,7 +20,7 @@ import type { CommandGroup } from './registry.ts';
 type Item = Record<string, unknown>;
 
 /** The kinds of `dump all`, in restore order. Entities and events are state: only when named. */
-export const DUMP_ALL = [
+const DUMP_ALL = [
   'namespaces',
   'cluster-roles',
   'cluster-role-bindings',

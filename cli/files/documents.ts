@@ -17,7 +17,7 @@ export const MANAGED_LABEL = 'monitorctl/managed-by';
 export const MANAGED_VALUE = 'monitorctl';
 
 /** One document of a source: its value, or why it could not be read. */
-export type Document = { source: string; index: number } & ({ value: unknown } | { error: string });
+type Document = { source: string; index: number } & ({ value: unknown } | { error: string });
 
 /** A document that is a resource the API can take. */
 export interface FileResource {

@@ -7,7 +7,7 @@ import { usageError } from '../errors.ts';
 // http(s) URLs and `-` for stdin. Each source's text is read whole; one that cannot be read is a
 // usage error naming it.
 
-export interface Source {
+interface Source {
   /** The path, URL or `-` as given (a directory's files by their path). */
   name: string;
   text: string;

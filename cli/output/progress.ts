@@ -3,7 +3,7 @@ import { SingleBar } from 'cli-progress';
 // A progress bar on stderr for work on many resources (create -f, delete -f, prune, dump), drawn
 // only when stderr is a terminal: pipes and files never get its control characters.
 
-export interface Progress {
+interface Progress {
   start(total: number): void;
   tick(): void;
   stop(): void;

@@ -7,7 +7,7 @@ import { StringMap } from './common.ts';
 
 const Text = v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'));
 
-export const WrappedMetadata = v.looseObject({
+const WrappedMetadata = v.looseObject({
   name: v.optional(v.string('metadata.name must be a string')),
   namespace: v.optional(v.string('metadata.namespace must be a string')),
   labels: v.optional(v.nullable(StringMap)),
@@ -20,5 +20,3 @@ export const WrappedResource = v.object({
   metadata: v.optional(v.nullable(WrappedMetadata)),
   spec: v.record(v.string(), v.unknown(), 'spec must be an object'),
 });
-
-export type WrappedResourceInput = v.InferOutput<typeof WrappedResource>;
