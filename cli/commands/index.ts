@@ -2,7 +2,9 @@ import { completionCommand } from './completion.ts';
 import { configCommands } from './config.ts';
 import { configureCommand } from './configure.ts';
 import { describeTypeCommand } from './describe-type.ts';
+import { dumpCommand } from './dump.ts';
 import { eventOpsCommands } from './event-ops.ts';
+import { fileCommands } from './files.ts';
 import type { CommandGroup } from './registry.ts';
 import { resourceCommands } from './resources.ts';
 import { sessionCommands } from './session.ts';
@@ -23,6 +25,8 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   silencedOpsCommands,
   userOpsCommands,
   describeTypeCommand,
+  fileCommands,
+  dumpCommand,
   completionCommand,
   versionCommand,
 ];
