@@ -107,7 +107,9 @@ async function dump(deps: CliDeps, c: Command, what: string, o: DumpOptions): Pr
   for (const t of types) {
     bar.tick();
     const ns = t.namespaced && o.allNamespaces !== true ? s.namespace : undefined;
-    let items = await client.list<Item>(collectionPath(t, ns)).catch((err: unknown) => {
+    // Users' password hashes come only when asked for, and only to whoever may set any password.
+    const query = o.includeSecrets && t.singular === 'user' ? { include_secrets: 'true' } : undefined;
+    let items = await client.list<Item>(collectionPath(t, ns), { query }).catch((err: unknown) => {
       throw err instanceof ApiError ? err.about(`list ${t.plural}`) : err;
     });
     // Without --all-namespaces, only the current namespace itself.
@@ -139,7 +141,10 @@ export const dumpCommand: CommandGroup = {
       .option('-f, --file <path>', 'write to this file (mode 0600) rather than stdout')
       .option('--all-namespaces', 'every namespace, not only the current one')
       .option('--omit <types>', 'comma-separated types to leave out')
-      .option('--include-secrets', "keep authentication providers' binding passwords and client secrets")
+      .option(
+        '--include-secrets',
+        "keep users' password hashes and authentication providers' binding passwords and client secrets",
+      )
       .addHelpText(
         'after',
         '\n--format yaml (default), json (one array) or wrapped-json (one object after another).',

@@ -307,6 +307,28 @@ test('users: a user may GET itself but not list users or read others (403); grou
   );
 });
 
+test('users: ?include_secrets=true shows password hashes to an administrator of users only (403 to a user reading itself)', async () => {
+  const { name, password } = await newUser();
+  const one = await api(`/users/${name}?include_secrets=true`);
+  assert.is(one.status, 200);
+  assert.match(one.body.password_hash, /^scrypt\$/);
+  const list = await api<Body[]>('/users?include_secrets=true');
+  assert.ok(list.body.every((u) => typeof u.password_hash === 'string'));
+  // The hash restores the user elsewhere: written back as it is, the same password logs in.
+  const copy = fresh('copy');
+  created(
+    await api('/users', 'POST', { username: copy, password_hash: one.body.password_hash }),
+    'POST a hash',
+  );
+  assert.ok((await login(copy, password)).access_token);
+  const { access_token } = await login(name, password);
+  isError(
+    await api(`/users/${name}?include_secrets=true`, 'GET', undefined, bearer(access_token)),
+    403,
+    'its own hash, as a user may read itself',
+  );
+});
+
 // --- API keys -----------------------------------------------------------------------------------
 
 test('apikeys: POST 201 with Location, the key authenticates, GET list/one, DELETE stops it', async () => {

@@ -37,16 +37,33 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
     throw new ApiError('permission_denied', `user "${s.username}" may not ${verb} users "${name}"`);
   };
 
+  /**
+   * `?include_secrets=true` (monitorctl dump --include-secrets) adds each user's password hash, so a
+   * dump restores users who can log in as before. Only for a subject that may update every user: it
+   * could set any password anyway (docs/compatibility.md#users).
+   */
+  const viewFor = (c: Context<ApiEnv>): ((u: Stored) => Record<string, unknown>) => {
+    if (c.req.query('include_secrets') !== 'true') return userView;
+    const s = c.get('subject');
+    if (!svc.authz.allowed(s, { verb: 'update', resource: 'users', name: '' }))
+      throw new ApiError(
+        'permission_denied',
+        `user "${s.username}" may not read password hashes: include_secrets needs update on every user`,
+      );
+    return (u) => ({ ...userView(u), password_hash: u.password_hash });
+  };
+
   app.get('/users', (c) => {
     authorizeUser(c, 'list', '', false);
+    const view = viewFor(c);
     const users = svc.config.entries<Stored>(configKeys.prefix('users'));
-    return c.json(page(c, users, (e) => e.key, pagingOf(c)).map((e) => userView(e.value)));
+    return c.json(page(c, users, (e) => e.key, pagingOf(c)).map((e) => view(e.value)));
   });
 
   app.get('/users/:name', (c) => {
     const name = c.req.param('name');
     authorizeUser(c, 'get', name, true);
-    return sendOne(c, userView(load(name)));
+    return sendOne(c, viewFor(c)(load(name)));
   });
 
   const fromBody = async (
