@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { COMMAND_GROUPS } from './commands/index.ts';
-import { versionLine } from './commands/version.ts';
+import { versionLine } from '../proto/version.ts';
 import { ENV } from './config/settings.ts';
 import type { CliDeps } from './deps.ts';
 
@@ -22,7 +22,7 @@ export function buildProgram(deps: CliDeps): Command {
       outputError: (s, write) => write(`Error: ${s.replace(/^error: /, '')}`),
     })
     .configureHelp({ showGlobalOptions: true })
-    .version(versionLine(), '--version', 'print the version')
+    .version(versionLine('monitorctl'), '--version', 'print the version')
     .addOption(new Option('--url <url>', `URL of the API (${ENV.url})`))
     .addOption(new Option('--api-key <key>', `API key to authenticate with (${ENV.apiKey})`))
     .addOption(new Option('--namespace <namespace>', `namespace of namespaced resources (${ENV.namespace})`))

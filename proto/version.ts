@@ -15,7 +15,7 @@ function packageVersion(): string {
 export const VERSION: string =
   typeof MONITOR_BUILD_VERSION === 'string' ? MONITOR_BUILD_VERSION : packageVersion();
 
-/** The programs that print a version line (`monitorctl` is to come). */
+/** The programs that print a version line. */
 type Program = 'monitor-backend' | 'monitor-agent' | 'monitorctl';
 
 /**

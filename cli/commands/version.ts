@@ -1,8 +1,5 @@
-import { VERSION } from '../../proto/version.ts';
+import { versionLine } from '../../proto/version.ts';
 import type { CommandGroup } from './registry.ts';
-
-/** The line `monitorctl version` and `--version` print, shaped like `monitor-backend version X`. */
-export const versionLine = () => `monitorctl version ${VERSION}`;
 
 export const versionCommand: CommandGroup = {
   register(program, deps) {
@@ -10,7 +7,7 @@ export const versionCommand: CommandGroup = {
       .command('version')
       .description('print the version')
       .action(() => {
-        deps.out.write(`${versionLine()}\n`);
+        deps.out.write(`${versionLine('monitorctl')}\n`);
       });
   },
 };
