@@ -1,5 +1,6 @@
 import type { BackendConfig } from '../../proto/schemas/backend-config.ts';
 import { buckets, SHARD_COUNT } from '../../proto/names.ts';
+import { watchLoopStalls } from '../../lib/loop-stall.ts';
 import type { Logger } from '../../lib/log.ts';
 import { ActorClient } from '../../actors/runtime/ask.ts';
 import type { EntityStats } from '../../actors/entity/actor.ts';
@@ -245,6 +246,7 @@ export async function startBackendNode(
   const { services, etcdUrls, natsUrls, drain } = nodeServices(cfg, log, agentTls, access, (msg) =>
     reportFatal(msg),
   );
+  const stopStallWatch = watchLoopStalls(log);
   const runner = new ServiceRunner(log);
   await runner.start(services);
   const urls = nodeUrls(cfg, agentTls);
@@ -259,6 +261,7 @@ export async function startBackendNode(
   const stop = async () => {
     await drain().catch((err: unknown) => log.warn('drain failed', { error: err as Error }));
     await runner.stop();
+    stopStallWatch();
     log.info('backend stopped', { node: cfg.name });
   };
   return { stop: () => (stopped ??= stop()), fatal };
