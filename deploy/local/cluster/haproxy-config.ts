@@ -57,7 +57,9 @@ export function haproxyConfig(o: HaproxyOptions): string {
     ...(o.logToStderr ? ['    log stderr format raw daemon'] : []),
     'defaults',
     '    mode http',
-    ...(o.logToStderr ? ['    log global', '    option httplog'] : []),
+    // logasap: an agent's line is written when its upgrade is answered, not when its socket closes
+    // hours later, so a post-mortem sees the handshakes of sockets still open.
+    ...(o.logToStderr ? ['    log global', '    option httplog', '    option logasap'] : []),
     '    timeout connect 5s',
     '    timeout client 60s',
     '    timeout server 60s',
