@@ -247,6 +247,12 @@ const HostPort = v.pipe(
   v.regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
 );
 
+/** How long an access or refresh token lives, in seconds. */
+const TokenLifetime = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be at least 1 second'),
+);
 const LoginFailures = v.pipe(
   v.number(),
   v.integer('must be a whole number'),
@@ -315,16 +321,8 @@ export const BackendConfig = v.object({
   'login-user-window': LoginWindow,
   'login-address-failures': LoginFailures,
   'login-address-window': LoginWindow,
-  'access-token-expiry': v.pipe(
-    v.number(),
-    v.integer('must be a whole number'),
-    v.minValue(1, 'must be at least 1 second'),
-  ),
-  'refresh-token-expiry': v.pipe(
-    v.number(),
-    v.integer('must be a whole number'),
-    v.minValue(1, 'must be at least 1 second'),
-  ),
+  'access-token-expiry': TokenLifetime,
+  'refresh-token-expiry': TokenLifetime,
   'entity-limit': v.pipe(
     v.number(),
     v.integer('must be a whole number'),
