@@ -35,17 +35,10 @@ test.after(async () => {
 
 const run = (args: string[], o: { input?: string; env?: Record<string, string | undefined> } = {}) =>
   home.run(args, o);
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await run(args, { input });
-  assert.is(r.code, 0, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
-async function code(n: number, args: string[], input?: string): Promise<CtlResult> {
-  const r = await run(args, { input });
-  assert.is(r.code, n, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  return r;
-}
-const json = async (args: string[]) => JSON.parse(await ok([...args, '--format', 'json']));
+const ok = (args: string[], input?: string) => home.ok(args, input);
+const code = (n: number, args: string[], input?: string): Promise<CtlResult> =>
+  home.expect(n, args, { input });
+const json = (args: string[]) => home.json(args);
 const write = (name: string, text: string) => {
   const p = join(files, name);
   writeFileSync(p, text);

@@ -30,18 +30,10 @@ test.after(async () => {
   await backend?.stop();
 });
 
-async function ok(args: string[], input?: string, home = admin): Promise<string> {
-  const r = await home.run(args, { input });
-  assert.is(r.code, 0, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
-const json = async (args: string[]) => JSON.parse(await ok([...args, '--format', 'json']));
-const fails = async (code: number, args: string[], home = admin, input?: string): Promise<CtlResult> => {
-  const r = await home.run(args, { input });
-  assert.is(r.code, code, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  assert.is(r.stderr.trim().split('\n').length, 1, r.stderr);
-  return r;
-};
+const ok = (args: string[], input?: string, home = admin) => home.ok(args, input);
+const json = (args: string[]) => admin.json(args);
+const fails = (code: number, args: string[], home = admin, input?: string): Promise<CtlResult> =>
+  home.expect(code, args, { input, oneLine: true });
 /** `monitorctl configure` as `user` in a home of its own: the exit status and the home. */
 async function login(
   user: string,

@@ -29,18 +29,10 @@ test.after(async () => {
   await backend?.stop();
 });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await home.run(args, { input });
-  assert.is(r.code, 0, `monitorctl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-const json = async (args: string[]) => JSON.parse(await ok([...args, '--format', 'json']));
-const fails = async (code: number, args: string[]): Promise<CtlResult> => {
-  const r = await home.run(args);
-  assert.is(r.code, code, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  assert.is(r.stderr.trim().split('\n').length, 1, r.stderr);
-  return r;
-};
+const ok = (args: string[], input?: string) => home.ok(args, input);
+const json = (args: string[]) => home.json(args);
+const fails = (code: number, args: string[]): Promise<CtlResult> =>
+  home.expect(code, args, { oneLine: true });
 
 test('check: create with flags, info, update by flags and by file, delete', async () => {
   assert.match(

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import * as assert from 'uvu/assert';
 import { MONITORCTL_BIN } from './programs.ts';
 import { tempDir } from './tmp.ts';
 
@@ -62,6 +63,24 @@ export class CtlHome {
   /** Runs `monitorctl ...args` to its end. */
   run(args: string[], o: CtlOptions = {}): Promise<CtlResult> {
     return runCtl(args, this.env(o.env), o.input, o.timeoutMs);
+  }
+
+  /** Runs and asserts the exit status; `oneLine`: and that stderr is one line (a failure's clear line). */
+  async expect(code: number, args: string[], o: CtlOptions & { oneLine?: boolean } = {}): Promise<CtlResult> {
+    const r = await this.run(args, o);
+    assert.is(r.code, code, `monitorctl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    if (o.oneLine) assert.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+    return r;
+  }
+
+  /** The standard output of a run that must succeed. */
+  async ok(args: string[], input?: string): Promise<string> {
+    return (await this.expect(0, args, { input })).stdout;
+  }
+
+  /** A successful run's answer in `--format json`, parsed. */
+  async json(args: string[]): Promise<any> {
+    return JSON.parse(await this.ok([...args, '--format', 'json']));
   }
 }
 
