@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { RESOLVED_OUTPUT, resolvedEvent } from '../../cli/commands/event-ops.ts';
 import { commaList, durationSeconds, parseBegin, parseExpire } from '../../cli/commands/ops-input.ts';
 import { silencedFields, silencedName } from '../../cli/commands/silenced-ops.ts';
-import { CliError } from '../../cli/errors.ts';
+import { usageMessage } from './cli/usage-error.ts';
 
 // The pure parts of monitorctl's operation commands: --begin and --expire, silenced names and
 // fields, the resolved form of an event.
@@ -11,17 +11,7 @@ import { CliError } from '../../cli/errors.ts';
 const NOW = Date.parse('2030-05-01T12:00:00Z');
 const nowSec = NOW / 1000;
 
-const usage = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    assert.instance(err, CliError);
-    assert.is((err as CliError).exitCode, 2);
-    return (err as Error).message;
-  }
-  assert.unreachable('no usage error');
-  return '';
-};
+const usage = usageMessage;
 
 test('durations: whole seconds or d/h/m/s parts in order', () => {
   assert.is(durationSeconds('90'), 90);

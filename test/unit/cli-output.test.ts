@@ -1,7 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
-import { CliError } from '../../cli/errors.ts';
 import { parseFormat } from '../../cli/output/format.ts';
 import { compileJsonPath } from '../../cli/output/jsonpath.ts';
 import { printItem, printList, type Out } from '../../cli/output/printer.ts';
@@ -9,6 +8,7 @@ import { fitWidths, renderTable } from '../../cli/output/table.ts';
 import { compileTemplate } from '../../cli/output/template.ts';
 import { findType } from '../../cli/resources/lookup.ts';
 import { printableOf } from '../../cli/resources/printable.ts';
+import { usageMessage } from './cli/usage-error.ts';
 
 // monitorctl's output: tables (fitted to a width), templates, JSONPath, and each format of the printer.
 
@@ -28,17 +28,7 @@ function capture(width?: number): Out & { text: string } {
   return o;
 }
 
-const usage = (fn: () => unknown, re: RegExp) => {
-  try {
-    fn();
-  } catch (err) {
-    assert.instance(err, CliError);
-    assert.is((err as CliError).exitCode, 2);
-    assert.match((err as Error).message, re);
-    return;
-  }
-  assert.unreachable('no error');
-};
+const usage = (fn: () => unknown, re: RegExp) => assert.match(usageMessage(fn), re);
 
 test('a table: header, rule, one line per row, cells whole when there is no width', () => {
   const t = renderTable(

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolveSettings, parseTimeout, sameUrl } from '../../cli/config/settings.ts';
-import { CliError } from '../../cli/errors.ts';
 import type { CliConfigFile } from '../../proto/schemas/cli-config.ts';
+import { usageMessage } from './cli/usage-error.ts';
 
 // monitorctl's settings: flag > environment > context > default, credentials only for the
 // context's own server, and the usage errors of bad values.
@@ -32,17 +32,7 @@ const file: CliConfigFile = {
   },
 };
 
-const usage = (fn: () => unknown, re: RegExp) => {
-  try {
-    fn();
-  } catch (err) {
-    assert.instance(err, CliError);
-    assert.is((err as CliError).exitCode, 2);
-    assert.match((err as Error).message, re);
-    return;
-  }
-  assert.unreachable('no error');
-};
+const usage = (fn: () => unknown, re: RegExp) => assert.match(usageMessage(fn), re);
 
 test('the context gives every setting when nothing else does', () => {
   const s = resolveSettings({}, {}, file);
