@@ -8,7 +8,7 @@ const layer = (name, mayImport) => ({
   severity: 'error',
   from: { path: `^${name}/` },
   to: {
-    path: '^(proto|lib|actors|gateway|agent|cli|bin|test|bench|deploy)/',
+    path: '^(proto|lib|actors|gateway|agent|cli|web|bin|test|bench|deploy)/',
     pathNot: `^(${mayImport.join('|')})/`,
   },
 });
@@ -22,6 +22,8 @@ module.exports = {
     layer('agent', ['proto', 'lib', 'agent']),
     // monitorctl is a client of the REST API: it shares the contracts and mechanisms, nothing of the servers.
     layer('cli', ['proto', 'lib', 'cli']),
+    // The dashboard runs in the browser: it talks to the backend through the REST API only.
+    layer('web', ['web']),
     layer('bin', ['proto', 'lib', 'actors', 'gateway', 'agent', 'cli', 'bin']),
     // deploy/local/cluster (`make cluster`) runs the programs as processes; it shares lib/ and proto/ only.
     layer('deploy', ['proto', 'lib', 'deploy']),

@@ -44,8 +44,8 @@ binaries:
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) apt-get install -y -qq $$missing >/dev/null; }; \
 	fi
 
-# The tests also start an OpenLDAP server (slapd) for directory logins, and agents run the Nagios
-# plugins of monitoring-plugins-basic as checks; test/unit/metrics-nagios.test.ts also runs check_users
+# The tests also start an OpenLDAP server (slapd) for directory logins, drive Chromium through the
+# dashboard, and agents run the Nagios plugins of monitoring-plugins-basic as checks; test/unit/metrics-nagios.test.ts also runs check_users
 # and check_swap. A missing plugin fails those tests, so every one of them is checked here.
 NAGIOS_PLUGINS := check_dummy check_load check_disk check_procs check_users check_swap
 
@@ -54,6 +54,11 @@ test-binaries:
 	  echo "installing slapd"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null 2>&1 || \
 	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd >/dev/null; }; \
+	fi
+	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$MONITOR_CHROMIUM" ]; then \
+	  echo "installing chromium (the dashboard's tests drive it)"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; \
 	fi
 	@missing=""; for p in $(NAGIOS_PLUGINS); do [ -x /usr/lib/nagios/plugins/$$p ] || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -103,12 +108,13 @@ cluster-wipe: deps
 
 typecheck: deps
 	@node_modules/.bin/tsc -p tsconfig.json
+	@node_modules/.bin/tsc -p web/tsconfig.json
 
 # Types, then the layer rules (docs/architecture.md#layers: a wrong-way import or a cycle fails with the
 # rule's name), eslint, unused files/exports/dependencies (knip), and the format (prettier; `make format`
 # rewrites).
 lint: deps typecheck
-	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent cli bin test bench deploy
+	@node_modules/.bin/depcruise --config .dependency-cruiser.cjs --output-type err proto lib actors gateway agent cli web bin test bench deploy
 	@node_modules/.bin/eslint --max-warnings 0 .
 	@node_modules/.bin/knip --no-progress
 	@node_modules/.bin/prettier --check --log-level warn .

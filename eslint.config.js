@@ -2,6 +2,7 @@
 // dependency-cruiser). Formatting is prettier's job, so no stylistic rules here.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.state/**', '.cluster/**', 'dist/**', 'deploy/**/*.js'] },
@@ -18,6 +19,11 @@ export default tseslint.config(
         console: 'readonly',
       },
     },
+  },
+  {
+    // The dashboard runs in the browser (docs/architecture.md#dashboard).
+    files: ['web/**/*.js'],
+    languageOptions: { globals: globals.browser },
   },
   {
     // Tests and benchmarks read JSON answers whose shape is what they assert.

@@ -13,7 +13,7 @@
  * call it, so no test or benchmark runs programs older than their sources.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -123,13 +123,34 @@ export async function build(): Promise<string[]> {
     const rel = join('dist', path);
     if (/\.mjs(\.map)?$/.test(rel) && !outputs.includes(rel)) rmSync(join(ROOT, rel), { force: true });
   }
+  outputs.push(...copyWeb());
   const inputs: Record<string, string> = {};
-  for (const path of [...Object.keys(result.metafile.inputs), ...EXTRA_INPUTS]) {
+  for (const path of [...Object.keys(result.metafile.inputs), ...EXTRA_INPUTS, ...webFiles()]) {
     inputs[path] = sha256(path) ?? '';
   }
   const info: BuildInfo = { inputs, outputs };
   writeAtomic(INFO_FILE, `${JSON.stringify(info, null, 2)}\n`);
   return outputs;
+}
+
+/**
+ * The dashboard's files (web/), as the browser loads them: plain ES modules and styles, copied to
+ * dist/web so the compiled backend serves them without the source tree (docs/architecture.md#dashboard).
+ */
+const webFiles = (): string[] =>
+  readdirSync(join(ROOT, 'web'), { recursive: true, encoding: 'utf8' })
+    .map((p) => join('web', p))
+    .filter((p) => !statSync(join(ROOT, p)).isDirectory() && !p.endsWith('tsconfig.json'))
+    .sort();
+
+function copyWeb(): string[] {
+  rmSync(join(DIST, 'web'), { recursive: true, force: true });
+  return webFiles().map((path) => {
+    const out = join('dist', path);
+    mkdirSync(dirname(join(ROOT, out)), { recursive: true });
+    writeAtomic(join(ROOT, out), readFileSync(join(ROOT, path)));
+    return out;
+  });
 }
 
 /** Why dist/ is not the build of the current sources, or undefined when it is. */
@@ -146,6 +167,8 @@ export function staleReason(): string | undefined {
   for (const path of info.outputs) {
     if (sha256(path) === undefined) return `${path} missing`;
   }
+  const added = webFiles().find((path) => !(path in info.inputs));
+  if (added) return `${added} added`;
   return undefined;
 }
 

@@ -7,6 +7,8 @@ import { authenticate } from './middleware/authenticate.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { CONFIG_RESOURCES } from './resources.ts';
 import { apiKeyRoutes } from './routes/apikeys.ts';
+import { loadDashboardAssets, type DashboardAssets } from '../dashboard/assets.ts';
+import { dashboardRoutes } from '../dashboard/routes.ts';
 import { authRoutes } from './routes/auth.ts';
 import { authProviderRoutes, remove as removeAuthProvider } from './routes/authproviders.ts';
 import { checkExtraRoutes } from './routes/check-extras.ts';
@@ -25,6 +27,9 @@ const REQUEST_LIMIT_BYTES = 512_000;
 
 type ApiDeps = ApiServices & SystemDeps;
 
+// The dashboard's files are the same for every API a process builds: read once.
+let dashboard: DashboardAssets | undefined;
+
 /**
  * The REST API of a node: public system and auth routes, then `/api/core/v2` and the
  * authentication providers behind authentication and RBAC; one error format throughout.
@@ -35,6 +40,7 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   app.use('*', limitBody(REQUEST_LIMIT_BYTES));
   app.route('/', systemRoutes(deps));
   app.route('/', authRoutes(deps));
+  app.route('/', dashboardRoutes((dashboard ??= loadDashboardAssets())));
 
   const core = new Hono<ApiEnv>();
   core.use('*', authenticate(deps));

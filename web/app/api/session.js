@@ -1,0 +1,109 @@
+// @ts-check
+import { signal } from '@preact/signals';
+import { ApiError, errorOf } from './errors.js';
+
+/**
+ * @typedef {{ access_token: string, refresh_token: string, expires_at: number }} Tokens
+ * @typedef {{ username: string, tokens: Tokens }} Session
+ */
+
+const STORE = 'monitor.session';
+/** Tokens are refreshed this long before they expire, so no request carries an expired one. */
+const REFRESH_AHEAD_MS = 30_000;
+
+/** @returns {Session | null} */
+function stored() {
+  try {
+    const s = JSON.parse(localStorage.getItem(STORE) ?? 'null');
+    return s && typeof s.username === 'string' && s.tokens && typeof s.tokens.access_token === 'string'
+      ? s
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The signed-in user and tokens, kept across reloads; null shows the sign-in page. */
+export const session = signal(stored());
+
+/** @param {Session | null} s */
+function keep(s) {
+  session.value = s;
+  try {
+    if (s) localStorage.setItem(STORE, JSON.stringify(s));
+    else localStorage.removeItem(STORE);
+  } catch {
+    /* private mode: the session lasts as long as the page */
+  }
+}
+
+// Another tab signing in or out shows here too.
+addEventListener('storage', (e) => {
+  if (e.key === STORE) session.value = stored();
+});
+
+/** @param {string} s */
+const base64 = (s) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+
+/**
+ * `/auth` with Basic credentials: local users and users of an LDAP/AD provider alike.
+ * @param {string} username
+ * @param {string} password
+ */
+export async function signIn(username, password) {
+  const res = await fetch('/auth', {
+    headers: { Authorization: `Basic ${base64(`${username}:${password}`)}` },
+  });
+  if (!res.ok) throw await errorOf(res);
+  keep({ username, tokens: await res.json() });
+}
+
+/** Ends the session here and on the backend (its refresh token is revoked). */
+export async function signOut() {
+  const s = session.peek();
+  keep(null);
+  if (!s) return;
+  await fetch('/auth/logout', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${s.tokens.access_token}` },
+  }).catch(() => {});
+}
+
+/** Forgets the session without asking the backend (it said the tokens are no good). */
+export function dropSession() {
+  keep(null);
+}
+
+/** @type {Promise<void> | undefined} */
+let refreshing;
+
+/** @param {Session} s */
+async function refresh(s) {
+  const res = await fetch('/auth/token', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${s.tokens.access_token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ refresh_token: s.tokens.refresh_token }),
+  });
+  if (res.status === 401 || res.status === 400) {
+    keep(null);
+    throw await errorOf(res);
+  }
+  if (!res.ok) throw await errorOf(res);
+  keep({ username: s.username, tokens: await res.json() });
+}
+
+/**
+ * A valid access token, refreshed first when it expires soon (one refresh at a time).
+ * @returns {Promise<string>}
+ */
+export async function accessToken() {
+  let s = session.peek();
+  if (!s) throw new ApiError(401, 'signed out');
+  if (s.tokens.expires_at * 1000 - Date.now() < REFRESH_AHEAD_MS) {
+    refreshing ??= refresh(s).finally(() => (refreshing = undefined));
+    await refreshing;
+    s = session.peek();
+    if (!s) throw new ApiError(401, 'signed out');
+  }
+  return s.tokens.access_token;
+}
