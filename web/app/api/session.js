@@ -1,15 +1,28 @@
 // @ts-check
-import { signal } from '@preact/signals';
+import { effect, signal } from '@preact/signals';
 import { ApiError, errorOf } from './errors.js';
 
 /**
  * @typedef {{ access_token: string, refresh_token: string, expires_at: number }} Tokens
- * @typedef {{ username: string, tokens: Tokens }} Session
+ * @typedef {{ username: string, tokens: Tokens, obtained?: number }} Session
  */
 
 const STORE = 'monitor.session';
-/** Tokens are refreshed this long before they expire, so no request carries an expired one. */
+/**
+ * Tokens are refreshed this long before they expire, so no request carries an expired one; a third
+ * of their lifetime when that is shorter (a backend with short-lived tokens).
+ */
 const REFRESH_AHEAD_MS = 30_000;
+
+/**
+ * When a session's tokens are due for a refresh (ms since the epoch).
+ * @param {Session} s
+ */
+function refreshAt(s) {
+  const expires = s.tokens.expires_at * 1000;
+  const lifetime = expires - (s.obtained ?? expires - 3 * REFRESH_AHEAD_MS);
+  return expires - Math.min(REFRESH_AHEAD_MS, lifetime / 3);
+}
 
 /** @returns {Session | null} */
 function stored() {
@@ -55,7 +68,7 @@ export async function signIn(username, password) {
     headers: { Authorization: `Basic ${base64(`${username}:${password}`)}` },
   });
   if (!res.ok) throw await errorOf(res);
-  keep({ username, tokens: await res.json() });
+  keep({ username, tokens: await res.json(), obtained: Date.now() });
 }
 
 /** Ends the session here and on the backend (its refresh token is revoked). */
@@ -89,7 +102,7 @@ async function refresh(s) {
     throw await errorOf(res);
   }
   if (!res.ok) throw await errorOf(res);
-  keep({ username: s.username, tokens: await res.json() });
+  keep({ username: s.username, tokens: await res.json(), obtained: Date.now() });
 }
 
 /**
@@ -99,7 +112,7 @@ async function refresh(s) {
 export async function accessToken() {
   let s = session.peek();
   if (!s) throw new ApiError(401, 'signed out');
-  if (s.tokens.expires_at * 1000 - Date.now() < REFRESH_AHEAD_MS) {
+  if (Date.now() >= refreshAt(s)) {
     refreshing ??= refresh(s).finally(() => (refreshing = undefined));
     await refreshing;
     s = session.peek();
@@ -107,3 +120,13 @@ export async function accessToken() {
   }
   return s.tokens.access_token;
 }
+
+// A page left open (following a live stream, making no request) stays signed in: the tokens are
+// refreshed ahead of their expiry as if a request were due, for as long as the refresh token lasts.
+effect(() => {
+  const s = session.value;
+  if (!s) return;
+  const due = Math.max(1000, refreshAt(s) - Date.now());
+  const timer = setTimeout(() => void accessToken().catch(() => {}), due);
+  return () => clearTimeout(timer);
+});
