@@ -54,6 +54,7 @@ agent_pid=$!
 cat <<INFO
 
   monitor is running
+    dashboard     http://127.0.0.1:$API_PORT/   (sign in as $ADMIN_USER / $ADMIN_PASSWORD)
     REST API      http://127.0.0.1:$API_PORT   (health: curl http://127.0.0.1:$API_PORT/health)
     agent socket  ws://127.0.0.1:$AGENT_PORT
     legacy API    http://127.0.0.1:$LEGACY_API_PORT   (curl http://127.0.0.1:$LEGACY_API_PORT/info; no auth unless BACKEND_ARGS has --legacy-api-user/--legacy-api-password)
