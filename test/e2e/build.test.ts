@@ -1,14 +1,15 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DIST, ROOT, staleReason } from '../../deploy/build/build.ts';
-import { AGENT_BIN, BACKEND_BIN, MONITORCTL_BIN, tempDir } from '../harness/index.ts';
+import { AGENT_BIN, BACKEND_BIN, MONITORCTL_BIN, freePorts, tempDir, waitFor } from '../harness/index.ts';
 
 // The compiled programs (docs/operations.md#compiled-programs): the launchers in bin/ run dist/*.mjs,
 // which runs with neither the TypeScript sources nor a development package beside it, as in the
-// production image; and the harness has dist/ current before any suite starts a program.
+// production image (the dashboard's files too); and the harness has dist/ current before any suite
+// starts a program.
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -77,9 +78,11 @@ test('bin/monitor-agent, bin/monitor-backend and bin/monitorctl run dist/, with 
   assert.is(ctl.status, 0);
 });
 
-test('the programs run from the launchers, dist/ and the production packages alone', () => {
-  // The production image's layout (Containerfile): package.json, the three launchers, dist/, and
-  // node_modules holding only what `npm ci --omit=dev` installs (the lock file's non-dev packages).
+/**
+ * The production image's layout (Containerfile): package.json, the three launchers, dist/, and
+ * node_modules holding only what `npm ci --omit=dev` installs (the lock file's non-dev packages).
+ */
+function productionLayout(): string {
   const app = tempDir('build-app');
   cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
   mkdirSync(join(app, 'bin'));
@@ -97,6 +100,11 @@ test('the programs run from the launchers, dist/ and the production packages alo
     mkdirSync(join(app, p, '..'), { recursive: true });
     symlinkSync(join(ROOT, p), join(app, p));
   }
+  return app;
+}
+
+test('the programs run from the launchers, dist/ and the production packages alone', () => {
+  const app = productionLayout();
   const agent = run([join(app, 'bin/monitor-agent'), 'version'], app);
   assert.is(agent.stdout, `monitor-agent version ${VERSION}\n`, agent.stderr);
   const backend = run([join(app, 'bin/monitor-backend'), 'version'], app);
@@ -115,6 +123,49 @@ test('the programs run from the launchers, dist/ and the production packages alo
   assert.is(install.status, 0, install.stderr);
   const unit = readFileSync(join(units, 'monitor-agent.service'), 'utf8');
   assert.ok(unit.includes(`\nExecStart=${process.execPath} ${join(app, 'bin/monitor-agent')} start\n`), unit);
+});
+
+test('the backend serves the dashboard from dist/ and the production packages alone', async () => {
+  const app = productionLayout();
+  const [api, agent, etcdClient, etcdPeer, nats] = await freePorts(5);
+  const proc = spawn(
+    process.execPath,
+    [
+      join(app, 'bin/monitor-backend'),
+      'start',
+      ...['--state-dir', tempDir('build-dash'), '--api-host', '127.0.0.1', '--api-port', String(api)],
+      ...['--agent-host', '127.0.0.1', '--agent-port', String(agent), '--legacy-api-port', '0'],
+      ...['--etcd-listen-client-urls', `http://127.0.0.1:${etcdClient}`],
+      ...['--etcd-listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--nats-listen', `127.0.0.1:${nats}`],
+      ...['--log-level', 'error'],
+    ],
+    { cwd: app, stdio: 'ignore' },
+  );
+  try {
+    const base = `http://127.0.0.1:${api}`;
+    await waitFor(
+      () =>
+        fetch(`${base}/health`).then(
+          (r) => r.ok || undefined,
+          () => undefined,
+        ),
+      {
+        timeoutMs: 60_000,
+        what: 'the backend of the production layout',
+      },
+    );
+    const page = await fetch(`${base}/`);
+    assert.is(page.status, 200);
+    const html = await page.text();
+    const map = JSON.parse(/<script type="importmap">(.*?)<\/script>/.exec(html)![1]!) as {
+      imports: Record<string, string>;
+    };
+    for (const url of [...Object.values(map.imports), '/static/app/main.js', '/static/styles/app.css'])
+      assert.is((await fetch(`${base}${url}`)).status, 200, url);
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+  }
 });
 
 test('a launcher without its compiled program says how to build it', () => {

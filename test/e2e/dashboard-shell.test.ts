@@ -57,6 +57,20 @@ test('vendor modules are immutable under versioned URLs; the app files revalidat
   assert.equal(Object.keys((await missing.json()) as object).sort(), ['code', 'message']);
 });
 
+test('only the files of the dashboard are served: no way out of /static, no directory listing', async () => {
+  for (const path of [
+    '/static/..%2f..%2fpackage.json',
+    '/static/%2e%2e/%2e%2e/package.json',
+    '/static/app/',
+    '/static/vendor/preact@0.0.0/dist/preact.module.js',
+    '/static/tsconfig.json',
+  ]) {
+    const r = await fetch(`${backend.apiUrl}${path}`);
+    assert.is(r.status, 404, path);
+    await r.body?.cancel();
+  }
+});
+
 test('signing in shows the events page; a reload keeps the session; signing out returns to sign-in', async () => {
   const { context, page, errors } = await openDashboard(browser, backend.apiUrl);
   try {
