@@ -143,7 +143,7 @@ function viewRoute(method: string, rawPath: string): { route: ViewRoute; params:
 }
 
 /** What `GET /api/legacy` answers: whether this node serves the legacy views, and of which namespace. */
-export type LegacyViewState = { enabled: true; namespace: string } | { enabled: false };
+type LegacyViewState = { enabled: true; namespace: string } | { enabled: false };
 
 /**
  * `/api/legacy` (LEGACY_VIEWS_PREFIX): `GET /api/legacy` says whether the legacy API is on, and
