@@ -115,8 +115,8 @@ export function buildLegacyApi(svc: LegacyServices, opts: LegacyApiOptions): Hon
 /**
  * The same route table with no credentials, CORS or `OPTIONS` of its own, for the REST API to mount
  * behind its authentication and RBAC (gateway/api/routes/legacy.ts,
- * docs/compatibility.md#the-legacy-views-on-the-api-port). It answers exactly as the legacy port does;
- * `/settings?redacted=false` never shows secrets here.
+ * docs/compatibility.md#the-legacy-views-on-the-api-port). It answers exactly as the legacy port does,
+ * for the routes the REST API lets through.
  */
 export function buildLegacyView(svc: LegacyServices): Hono<LegacyEnv> {
   const app = new Hono<LegacyEnv>();
