@@ -590,7 +590,7 @@ test('at 390 px every page reads without sideways scrolling, and axe finds no ac
       ['#/config/handlers?namespace=default', 'cfg-slack'],
       ['#/config/pipelines?namespace=*', 'cfg-pipe'],
       ['#/config/assets?namespace=default&detail=cfg-tool', 'Definition'],
-      ['#/config/pipelines?namespace=default&detail=cfg-pipe', 'Definition'],
+      ['#/config/pipelines?namespace=default&detail=cfg-pipe', 'Workflow to-slack'],
       ['#/legacy/clients', 'narrow-client'],
       ['#/legacy/aggregates', 'narrow'],
       ['#/legacy/stashes', 'narrow/check'],
