@@ -16,6 +16,8 @@ import { configResourceRoutes } from './routes/config-resources.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { eventRoutes } from './routes/events.ts';
 import { eventStreamRoutes } from './routes/event-stream.ts';
+import { LEGACY_VIEWS_PREFIX, legacyViewRoutes } from './routes/legacy.ts';
+import type { LegacyServices } from '../legacy/env.ts';
 import { EventFeed } from './event-feed.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { silencedExtraRoutes } from './routes/silenced-extras.ts';
@@ -25,7 +27,11 @@ import { userRoutes } from './routes/users.ts';
 /** Largest request body the API reads (the reference's `--api-request-limit`). */
 const REQUEST_LIMIT_BYTES = 512_000;
 
-type ApiDeps = ApiServices & SystemDeps;
+type ApiDeps = ApiServices &
+  SystemDeps & {
+    /** The legacy API's services, for its views under `/api/legacy`; undefined when it is off. */
+    legacy?: LegacyServices;
+  };
 
 // The dashboard's files are the same for every API a process builds: read once.
 let dashboard: DashboardAssets | undefined;
@@ -58,6 +64,12 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   for (const def of CONFIG_RESOURCES) core.route('/', configResourceRoutes(deps, def));
   core.delete('/namespaces/:ns/authproviders/:name', (c) => removeAuthProvider(c, deps, c.req.param('name')));
   app.route(API_PREFIXES['core/v2'], core);
+
+  // The legacy API's views for the dashboard, behind the same authentication and RBAC.
+  const legacy = new Hono<ApiEnv>();
+  legacy.use('*', authenticate(deps));
+  legacy.route('/', legacyViewRoutes(deps, deps.legacy));
+  app.route(LEGACY_VIEWS_PREFIX, legacy);
 
   const providers = new Hono<ApiEnv>();
   providers.use('*', authenticate(deps));

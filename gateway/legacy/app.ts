@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { ActorError } from '../../actors/runtime/types.ts';
 import type { LegacyEnv, LegacyServices } from './env.ts';
 import { LegacyError, empty, json } from './http.ts';
-import { dispatch } from './router.ts';
+import { dispatch, type LegacyRoute } from './router.ts';
 import { legacyRoutes } from './routes/index.ts';
 
 const DEFAULTS = {
@@ -40,16 +40,8 @@ function basicAuth(opts: LegacyApiOptions) {
   };
 }
 
-/**
- * The legacy API (port 4567) of a node: request id, CORS, `OPTIONS`, Basic auth, the stores' check,
- * then the route table (docs/compatibility.md#legacy-api). A view over the same actors and stores as
- * the REST API; it has its own credentials and none of the REST API's RBAC.
- */
-export function buildLegacyApi(svc: LegacyServices, opts: LegacyApiOptions): Hono<LegacyEnv> {
-  const app = new Hono<LegacyEnv>();
-  const authorized = opts.user && opts.password ? basicAuth(opts) : undefined;
-  const routes = legacyRoutes(svc, !!authorized);
-
+/** The request id of every answer: the request's `X-Request-ID` when it is sane, else a fresh UUID. */
+function requestIds(app: Hono<LegacyEnv>, cors: Readonly<Record<string, string>>): void {
   app.use('*', async (c: Context<LegacyEnv>, next: Next) => {
     const given = c.req.header('X-Request-ID');
     const id =
@@ -57,15 +49,16 @@ export function buildLegacyApi(svc: LegacyServices, opts: LegacyApiOptions): Hon
     c.set('requestId', id);
     await next();
     c.header('X-Request-ID', id);
-    for (const [k, value] of Object.entries(opts.cors)) c.header(`Access-Control-Allow-${k}`, value);
+    for (const [k, value] of Object.entries(cors)) c.header(`Access-Control-Allow-${k}`, value);
   });
+}
 
+/**
+ * What follows the credentials on both mounts: the stores' check, the body limit, the route table
+ * and the legacy error answers.
+ */
+function serveRoutes(app: Hono<LegacyEnv>, svc: LegacyServices, routes: readonly LegacyRoute[]): void {
   app.use('*', async (c, next) => {
-    if (c.req.method === 'OPTIONS') return empty(c, 200);
-    if (authorized && !authorized(c.req.header('Authorization'))) {
-      c.header('WWW-Authenticate', 'Basic realm="Restricted Area"');
-      return empty(c, 401);
-    }
     if (c.req.path !== '/info' && c.req.path !== '/health') {
       const reason = svc.unavailable();
       if (reason) return json(c, 500, { error: reason });
@@ -96,5 +89,38 @@ export function buildLegacyApi(svc: LegacyServices, opts: LegacyApiOptions): Hon
     });
     return json(c, 500, { error: 'internal error' });
   });
+}
+
+/**
+ * The legacy API (port 4567) of a node: request id, CORS, `OPTIONS`, Basic auth, the stores' check,
+ * then the route table (docs/compatibility.md#legacy-api). A view over the same actors and stores as
+ * the REST API; it has its own credentials and none of the REST API's RBAC.
+ */
+export function buildLegacyApi(svc: LegacyServices, opts: LegacyApiOptions): Hono<LegacyEnv> {
+  const app = new Hono<LegacyEnv>();
+  const authorized = opts.user && opts.password ? basicAuth(opts) : undefined;
+  requestIds(app, opts.cors);
+  app.use('*', async (c, next) => {
+    if (c.req.method === 'OPTIONS') return empty(c, 200);
+    if (authorized && !authorized(c.req.header('Authorization'))) {
+      c.header('WWW-Authenticate', 'Basic realm="Restricted Area"');
+      return empty(c, 401);
+    }
+    await next();
+  });
+  serveRoutes(app, svc, legacyRoutes(svc, !!authorized));
+  return app;
+}
+
+/**
+ * The same route table with no credentials, CORS or `OPTIONS` of its own, for the REST API to mount
+ * behind its authentication and RBAC (gateway/api/routes/legacy.ts,
+ * docs/compatibility.md#the-legacy-views-on-the-api-port). It answers exactly as the legacy port does,
+ * for the routes the REST API lets through.
+ */
+export function buildLegacyView(svc: LegacyServices): Hono<LegacyEnv> {
+  const app = new Hono<LegacyEnv>();
+  requestIds(app, {});
+  serveRoutes(app, svc, legacyRoutes(svc, false));
   return app;
 }

@@ -27,7 +27,7 @@ import { membershipService, shardsService, type NodeUrls } from './services/clus
 import { actorHostService } from './services/actor-host.ts';
 import { adhocService, scheduleService } from './services/schedule.ts';
 import { agentsService } from './services/agents.ts';
-import { legacyApiService, stashListService } from './services/legacy.ts';
+import { legacyApiService, legacyViewsService, stashListService } from './services/legacy.ts';
 import { apiService, loginLimitsService, readModelService, tokensService } from './services/api.ts';
 import { Readiness } from './readiness.ts';
 
@@ -143,6 +143,23 @@ function nodeServices(
   });
   const pipeline = pipelineService(cfg, { nats: nats.get, config: config.get }, log);
   const adhoc = adhocService(cfg, { nats: nats.get, config: config.get, readModel }, log);
+  // The legacy API's services come first: the REST API mounts its views too (`/api/legacy`).
+  const stashList = stashListService(cfg, stores.get);
+  const legacyViews = legacyViewsService(
+    cfg,
+    {
+      nats: nats.get,
+      stores: stores.get,
+      config: config.get,
+      membership: membership.get,
+      actors,
+      readModel,
+      stashes: stashList.get,
+      queueAdhoc: () => adhoc.get().queue,
+      entityLimit,
+    },
+    log,
+  );
   const api = apiService(
     cfg,
     {
@@ -165,26 +182,12 @@ function nodeServices(
       entityLimit,
       entityStats,
       queueAdhoc: () => adhoc.get().queue,
+      legacy: legacyViews.get,
     },
     log,
   );
 
-  const stashList = stashListService(cfg, stores.get);
-  const legacyApi = legacyApiService(
-    cfg,
-    {
-      nats: nats.get,
-      stores: stores.get,
-      config: config.get,
-      membership: membership.get,
-      actors,
-      readModel,
-      stashes: stashList.get,
-      queueAdhoc: () => adhoc.get().queue,
-      entityLimit,
-    },
-    log,
-  );
+  const legacyApi = legacyApiService(cfg, legacyViews.get);
 
   const services: Service[] = [
     stateDirService(cfg, log),
@@ -208,8 +211,9 @@ function nodeServices(
     views,
     pipeline,
     adhoc,
-    api,
     stashList,
+    legacyViews,
+    api,
     legacyApi,
   ];
   /**

@@ -23,6 +23,7 @@ import { TokenService } from '../../auth/tokens.ts';
 import { Authenticator } from '../../auth/login.ts';
 import { directoryLogin, directoryLookup } from '../../auth/ldap.ts';
 import type { AgentGateway } from '../../agents/server.ts';
+import type { LegacyServices } from '../../legacy/env.ts';
 import { NodeMetrics } from '../../api/metrics.ts';
 import { buildApi } from '../../api/app.ts';
 import { listenApi, type ApiListener } from '../../api/server.ts';
@@ -122,6 +123,8 @@ interface ApiServiceDeps {
   entityLimit: () => EntityLimit;
   entityStats: EntityStats;
   queueAdhoc: () => QueueAdhoc;
+  /** The legacy API's services for the views under `/api/legacy`; undefined when it is off. */
+  legacy: () => LegacyServices | undefined;
 }
 
 function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthReport> {
@@ -251,6 +254,7 @@ export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): 
           ),
           queueAdhoc,
           ready: d.ready,
+          legacy: d.legacy(),
         }),
         cfg['api-host'],
         cfg['api-port'],

@@ -126,19 +126,32 @@ export function stashListService(
   );
 }
 
-/** The legacy API on `--legacy-api-port` (0: none); it listens after the REST API's dependencies run. */
-export function legacyApiService(
+/**
+ * The services of the legacy routes (none when the legacy API is off), made once and shared by the
+ * legacy port and the REST API's legacy views (`/api/legacy`, gateway/api/routes/legacy.ts).
+ */
+export function legacyViewsService(
   cfg: BackendConfig,
   d: LegacyServiceDeps,
   log: Logger,
+): Provider<LegacyServices | undefined> {
+  return provider('legacy views', async () =>
+    cfg['legacy-api-port'] === 0 ? undefined : legacyServices(cfg, d, log.child({ component: 'legacy-api' })),
+  );
+}
+
+/** The legacy API on `--legacy-api-port` (0: none); it listens after the REST API's dependencies run. */
+export function legacyApiService(
+  cfg: BackendConfig,
+  views: () => LegacyServices | undefined,
 ): Provider<ApiListener | undefined> {
   return provider(
     'legacy api',
     async () => {
-      if (cfg['legacy-api-port'] === 0) return undefined;
-      const legacyLog = log.child({ component: 'legacy-api' });
+      const svc = views();
+      if (!svc) return undefined;
       return listenApi(
-        buildLegacyApi(legacyServices(cfg, d, legacyLog), {
+        buildLegacyApi(svc, {
           user: cfg['legacy-api-user'],
           password: cfg['legacy-api-password'],
           cors: cfg['legacy-api-cors'],
