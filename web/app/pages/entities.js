@@ -178,7 +178,7 @@ export function Entities(_p) {
       <button type="button" onClick=${list.reload}>Refresh</button>
     </form>
     ${
-      selected.size > 0 &&
+      picked.length > 0 &&
       html`<div class="toolbar res-bulk" role="group" aria-label="Selected entities">
         <span>${picked.length} selected</span>
         <button type="button" class="danger" onClick=${deletePicked}>Delete selected</button>

@@ -3,6 +3,7 @@ import { effect } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { CORE, all, call, json, urlOf } from '../api/client.js';
+import { messageOf } from '../api/errors.js';
 import { follow } from '../api/stream.js';
 import { ALL, namespace } from '../namespace.js';
 import { href, navigate, pathOf } from '../router.js';
@@ -199,7 +200,7 @@ export function EntityDetail({ params }) {
       notify('ok', `Entity ${name} deleted`);
       navigate('/entities', { namespace: ns });
     } catch (err) {
-      notify('error', `Entity ${name} was not deleted: ${err instanceof Error ? err.message : String(err)}`);
+      notify('error', `Entity ${name} was not deleted: ${messageOf(err)}`);
     }
   };
 

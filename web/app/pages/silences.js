@@ -166,7 +166,7 @@ export function Silences(_p) {
       <button type="button" onClick=${list.reload}>Refresh</button>
     </form>
     ${
-      selected.size > 0 &&
+      picked.length > 0 &&
       html`<div class="toolbar res-bulk" role="group" aria-label="Selected silences">
         <span>${picked.length} selected</span>
         <button type="button" class="danger" onClick=${expirePicked}>Expire selected</button>
