@@ -421,9 +421,10 @@ test('at phone width (390 px) the detail pages and dialogs do not scroll sideway
     'phone width',
     async (p) => {
       const fits = async (where: string) => {
-        const { scroll, width } = await p.evaluate(() => ({
-          scroll: document.documentElement.scrollWidth,
-          width: window.innerWidth,
+        // The suites are typed without the DOM's library: the element is read through the locator.
+        const { scroll, width } = await p.locator('html').evaluate((el) => ({
+          scroll: el.scrollWidth as number,
+          width: el.ownerDocument.defaultView.innerWidth as number,
         }));
         assert.ok(scroll <= width, `${where}: the page is ${scroll} px wide in a ${width} px viewport`);
       };
@@ -452,9 +453,11 @@ test('keyboard: a new silence is made without the mouse, and Escape closes the d
     const dialog = p.getByRole('dialog', { name: 'New silence' });
     await dialog.waitFor();
     // The dialog takes the focus: its first field.
-    assert.is(
-      await p.evaluate(() => document.activeElement?.closest('label')?.textContent?.trim()),
-      'Subscription',
+    assert.ok(
+      await dialog
+        .getByRole('textbox', { name: 'Subscription' })
+        .evaluate((el) => el === el.ownerDocument.activeElement),
+      'the subscription field has the focus',
     );
     await p.keyboard.type('dash-kbd');
     await p.keyboard.press('Tab');
