@@ -36,9 +36,9 @@ const CLASSES = /** @type {Array<[string, string]>} */ ([
 export const ownSubscriptions = (e) =>
   (e.subscriptions ?? []).filter((s) => s !== `entity:${e.metadata.name}`);
 
-/** Worst first: critical, unknown, warning, passing, then entities without a keepalive. @param {KeepaliveEvent | null | undefined} k */
+/** Worst first: critical, unknown, warning, passing, then entities without a keepalive. @param {KeepaliveEvent | null | false | undefined} k */
 function keepaliveRank(k) {
-  const s = k?.check?.status;
+  const s = k ? k.check?.status : undefined;
   if (s === undefined) return 0;
   if (s === 2) return 4;
   if (s >= 3) return 3;
@@ -46,10 +46,12 @@ function keepaliveRank(k) {
 }
 
 /**
- * @param {{ event: KeepaliveEvent | null | undefined }} p
+ * @param {{ event: KeepaliveEvent | null | false | undefined }} p
  */
 function KeepaliveState({ event }) {
-  if (event === undefined) return html`<span class="muted">…</span>`;
+  if (event === undefined) return html`<span class="muted" title="being read">…</span>`;
+  if (event === false)
+    return html`<span class="muted" title="the keepalive events could not be read">unread</span>`;
   if (event === null || event.check?.status === undefined) return html`<span class="muted">none</span>`;
   return html`<${StatusBadge} status=${event.check.status} />`;
 }

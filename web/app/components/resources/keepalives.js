@@ -16,14 +16,15 @@ export const keyOf = (e) => `${e.metadata.namespace}/${e.metadata.name}`;
 /**
  * The keepalive events of the entities shown, fetched for those not asked yet, a hundred names per
  * request: the events list with `check.name == keepalive && entity.name in (…)`, in each entity's
- * namespace. The map holds null for an entity without a keepalive event (a proxy entity) and
- * nothing for one not answered yet; it starts over when `version` changes (the list was reloaded).
+ * namespace. The map holds null for an entity without a keepalive event (a proxy entity), `false`
+ * when the lookup failed (asked again at the next change of the list), and nothing for one not
+ * answered yet; it starts over when `version` changes (the list was reloaded).
  * @param {Named[]} entities
  * @param {number} version
- * @returns {Map<string, KeepaliveEvent | null>}
+ * @returns {Map<string, KeepaliveEvent | null | false>}
  */
 export function useKeepalives(entities, version) {
-  const [known, setKnown] = useState(/** @type {Map<string, KeepaliveEvent | null>} */ (new Map()));
+  const [known, setKnown] = useState(/** @type {Map<string, KeepaliveEvent | null | false>} */ (new Map()));
   const asked = useRef({ version: -1, keys: new Set() });
 
   useEffect(() => {
@@ -60,8 +61,13 @@ export function useKeepalives(entities, version) {
             });
           })
           .catch(() => {
-            // Asked again at the next change of the list.
+            if (asked.current !== ask) return;
             for (const name of chunk) ask.keys.delete(`${ns}/${name}`);
+            setKnown((m) => {
+              const next = new Map(m);
+              for (const name of chunk) next.set(`${ns}/${name}`, false);
+              return next;
+            });
           });
       }
     }
