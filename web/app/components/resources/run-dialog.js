@@ -90,9 +90,7 @@ function RunForm({ check, onClose }) {
 
   return html`<form onSubmit=${submit} class="res-form" novalidate>
     <p>
-      Agents of ${own ? html`<strong>${own}</strong>` : 'its subscriptions'} run
-      <code>${check.command}</code> once,
-      now${check.round_robin ? ' (one agent per subscription: round robin)' : ''}.
+      ${'Agents of '}${own ? html`<strong>${own}</strong>` : 'its subscriptions'}${' run '}<code>${check.command}</code>${` once, now${check.round_robin ? ' (one agent per subscription: round robin)' : ''}.`}
     </p>
     <label
       >Other subscriptions (comma separated; empty: the check's own)
