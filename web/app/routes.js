@@ -4,6 +4,7 @@ import { EventDetail } from './pages/event-detail.js';
 import { Entities } from './pages/entities.js';
 import { EntityDetail } from './pages/entity-detail.js';
 import { Checks } from './pages/checks.js';
+import { CheckDetail } from './pages/check-detail.js';
 import { Silences } from './pages/silences.js';
 import { Config } from './pages/config.js';
 import { Legacy } from './pages/legacy.js';
@@ -19,6 +20,7 @@ export const ROUTES = [
   ['/entities', Entities],
   ['/entities/:name', EntityDetail],
   ['/checks', Checks],
+  ['/checks/:name', CheckDetail],
   ['/silences', Silences],
   ['/config', Config],
   ['/config/:kind', Config],
