@@ -79,7 +79,10 @@ test.after(async () => {
 });
 
 /** A signed-in page of a fresh context; closed by the caller. */
-async function signedIn(o: Parameters<typeof openDashboard>[3] = {}, who = ADMIN) {
+async function signedIn(
+  o: Parameters<typeof openDashboard>[3] = {},
+  who: { username: string; password: string } = ADMIN,
+) {
   const opened = await openDashboard(browser, backend.apiUrl, '', o);
   page = opened.page;
   await signIn(opened.page, who.username, who.password);
@@ -137,10 +140,10 @@ test('at phone width (390 px) no page scrolls sideways and the navigation stays 
         for (const hash of PAGES) {
           await p.goto(`${backend.apiUrl}/${hash}`);
           await p.locator('main h1').first().waitFor();
-          const { scroll, width } = await p.evaluate(() => ({
-            scroll: document.documentElement.scrollWidth,
-            width: window.innerWidth,
-          }));
+          // Expressions as text: they run in the page; this file is type-checked without DOM types.
+          const { scroll, width } = (await p.evaluate(
+            '({ scroll: document.documentElement.scrollWidth, width: window.innerWidth })',
+          )) as { scroll: number; width: number };
           assert.ok(scroll <= width, `${hash}: the page is ${scroll} px wide in a ${width} px viewport`);
           assert.ok(
             await p
@@ -165,14 +168,11 @@ test('keyboard: the first Tab reaches "Skip to content", and Ctrl+K focuses the 
       'keyboard',
       async () => {
         await p.keyboard.press('Tab');
-        assert.is(await p.evaluate(() => document.activeElement?.textContent?.trim()), 'Skip to content');
+        assert.is(await p.evaluate('document.activeElement?.textContent?.trim()'), 'Skip to content');
         await p.keyboard.press('Enter');
-        assert.is(await p.evaluate(() => document.activeElement?.id), 'main');
+        assert.is(await p.evaluate('document.activeElement?.id'), 'main');
         await p.keyboard.press('Control+k');
-        assert.is(
-          await p.evaluate(() => document.activeElement?.getAttribute('title')),
-          'Namespace (Ctrl+K)',
-        );
+        assert.is(await p.evaluate("document.activeElement?.getAttribute('title')"), 'Namespace (Ctrl+K)');
       },
     );
   } finally {
@@ -251,7 +251,7 @@ test('tokens are refreshed before they expire: after three lifetimes the page st
       'refresh',
       async () => {
         const token = () =>
-          p.evaluate(() => JSON.parse(localStorage.getItem('monitor.session')!).tokens.access_token);
+          p.evaluate("JSON.parse(localStorage.getItem('monitor.session')).tokens.access_token");
         const first = await token();
         await p.waitForTimeout(18_000);
         assert.is.not(await token(), first, 'the access token was renewed');
