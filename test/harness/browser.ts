@@ -10,7 +10,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const given = process.env.MONITOR_CHROMIUM;
   if (given) return given;
   const found = CANDIDATES.find((p) => existsSync(p));

@@ -13,7 +13,7 @@ export const DEFAULT_PATH = '/events';
  * @param {string} hash
  * @returns {Route}
  */
-export function parse(hash) {
+function parse(hash) {
   const raw = hash.replace(/^#/, '');
   const q = raw.indexOf('?');
   const path = (q < 0 ? raw : raw.slice(0, q)) || DEFAULT_PATH;

@@ -2,7 +2,7 @@
 import { html } from '../html.js';
 
 /** @param {number | undefined} status */
-export function statusName(status) {
+function statusName(status) {
   if (status === 0) return 'passing';
   if (status === 1) return 'warning';
   if (status === 2) return 'critical';
@@ -29,7 +29,7 @@ export function Ago({ at }) {
 }
 
 /** @param {number} at Unix seconds */
-export function ago(at) {
+function ago(at) {
   const s = Math.round(Date.now() / 1000 - at);
   if (s < 0) return 'in the future';
   if (s < 60) return `${s} s ago`;

@@ -16,7 +16,7 @@ import { html } from '../html.js';
 /** Rows drawn above and below the visible ones, so a fast scroll shows no gap. */
 const OVERSCAN = 10;
 /** Every row has this height (px, as in app.css `.grid tr`): the window is worked out from it. */
-export const ROW_HEIGHT = 36;
+const ROW_HEIGHT = 36;
 
 /**
  * A table that draws only the rows in view (10,000 rows scroll as smoothly as 10), with optional
