@@ -4,7 +4,7 @@ import * as v from 'valibot';
 // browser's events page asks for one sorted, filtered page and the status counts in one request.
 
 /** The orders the list is served in; each has one direction (the one a person looks for). */
-export const EVENT_SORTS = ['severity', 'last_change', 'last_ok', 'entity'] as const;
+const EVENT_SORTS = ['severity', 'last_change', 'last_ok', 'entity'] as const;
 export type EventSort = (typeof EVENT_SORTS)[number];
 
 /** Status words: `unknown` is any status other than 0, 1 and 2. */
@@ -14,8 +14,8 @@ type StatusWord = keyof typeof STATUS_WORDS;
 /** A status filter: a whole number (that status exactly) or a status word. */
 export type StatusFilter = { status: number } | { word: StatusWord };
 
-export const MAX_EVENTS_PAGE = 1000;
-export const DEFAULT_EVENTS_PAGE = 100;
+const MAX_EVENTS_PAGE = 1000;
+const DEFAULT_EVENTS_PAGE = 100;
 
 const wholeText = v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a whole number'));
 const Offset = v.pipe(wholeText, v.transform(Number));

@@ -26,7 +26,7 @@ import { CORE, call, json, nsPath, urlOf } from '../../api/client.js';
  * @typedef {{ items: MonitorEvent[], total: number, offset: number, limit: number, counts: Counts }} EventPage
  */
 
-export const DASHBOARD = '/api/dashboard/v1';
+const DASHBOARD = '/api/dashboard/v1';
 
 /** @param {MonitorEvent} e */
 export const nsOf = (e) =>
