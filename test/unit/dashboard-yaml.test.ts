@@ -30,7 +30,7 @@ test('an event reads back the same, with its output as a literal block', () => {
     entity: { metadata: { name: 'web-01' }, redact: ['password'], last_seen: 0.5, labels: {} },
   };
   const text = emit(event);
-  assert.match(text, /\n  output: \|\n {4}CRITICAL - \/ is 97% full\n {6}details: indented\n/);
+  assert.match(text, /\n {2}output: \|\n {4}CRITICAL - \/ is 97% full\n {6}details: indented\n/);
   assert.match(text, /- "entity:web-01"\n|- entity:web-01\n/);
   same(event);
 });

@@ -4,7 +4,7 @@ import { html } from '../html.js';
 import { href, navigate, pathOf } from '../router.js';
 import { ALL, namespace } from '../namespace.js';
 import { ErrorMessage, notify } from '../components/notices.js';
-import { Ago, StatusBadge, statusName } from '../components/status.js';
+import { Ago, StatusBadge, ago, statusName } from '../components/status.js';
 import { EventActions } from '../components/events/actions.js';
 import { useEventStream } from '../components/events/live.js';
 import { EventFlags, lastChangeOf } from '../components/events/format.js';
@@ -53,7 +53,7 @@ function Timeline({ history }) {
       (h) =>
         html`<li
           class=${`status-${statusName(h.status)}`}
-          title=${`${statusName(h.status)} (${h.status}) at ${when(h.executed)}`}
+          title=${`${statusName(h.status)} (${h.status}) at ${when(h.executed)}, ${ago(h.executed)}`}
         >
           <span class="visually-hidden">${statusName(h.status)} (${h.status}) at ${when(h.executed)}</span>
         </li>`,
