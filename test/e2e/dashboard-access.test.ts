@@ -24,6 +24,9 @@ import { launchBrowser, openDashboard, signIn, withShot } from '../harness/brows
 // back to sign-in, and no script error or CSP refusal on any page. It also takes the README's
 // screenshot of the events page (written into docs/ with MONITOR_README_SCREENSHOT=1).
 
+// The page's globals inside page.evaluate: the tests' tsconfig has no DOM library.
+declare const document: any, window: any, localStorage: any;
+
 let backend: Backend;
 let agent: AgentProc;
 let slapd: Slapd;
@@ -79,7 +82,10 @@ test.after(async () => {
 });
 
 /** A signed-in page of a fresh context; closed by the caller. */
-async function signedIn(o: Parameters<typeof openDashboard>[3] = {}, who = ADMIN) {
+async function signedIn(
+  o: Parameters<typeof openDashboard>[3] = {},
+  who: { username: string; password: string } = ADMIN,
+) {
   const opened = await openDashboard(browser, backend.apiUrl, '', o);
   page = opened.page;
   await signIn(opened.page, who.username, who.password);

@@ -10,6 +10,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
+/** @public The browser binary the suites run (for a suite that launches it its own way). */
 export function chromiumPath(): string {
   const given = process.env.MONITOR_CHROMIUM;
   if (given) return given;

@@ -10,6 +10,7 @@ import { signal } from '@preact/signals';
 export const DEFAULT_PATH = '/events';
 
 /**
+ * @public (the shared router's surface, for pages and tests that read a hash)
  * @param {string} hash
  * @returns {Route}
  */

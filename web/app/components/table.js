@@ -15,7 +15,10 @@ import { html } from '../html.js';
 
 /** Rows drawn above and below the visible ones, so a fast scroll shows no gap. */
 const OVERSCAN = 10;
-/** Every row has this height (px, as in app.css `.grid tr`): the window is worked out from it. */
+/**
+ * Every row has this height (px, as in app.css `.grid tr`): the window is worked out from it.
+ * @public (for pages that place or count rows)
+ */
 export const ROW_HEIGHT = 36;
 
 /**
