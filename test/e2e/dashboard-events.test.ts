@@ -239,7 +239,7 @@ test('filters, sort and namespace come from the URL and survive a reload; count 
 });
 
 test('bulk silence: two selected events silenced through the dialog show as silenced', async () => {
-  await onPage('bulk silence', '#/events?entity=url-&status=critical', async ({ page: p, errors }) => {
+  await onPage('bulk silence', '#/events?entity=url-&status=critical&sort=entity', async ({ page: p, errors }) => {
     await rowsAre(p, ['url-a/cpu', 'url-b/cpu'], 'the critical url- events');
     await p.getByRole('checkbox', { name: 'Select url-a/cpu' }).check();
     await p.getByRole('checkbox', { name: 'Select url-b/cpu' }).check();

@@ -257,14 +257,26 @@ export function Events(_p) {
   const applied = useRef(0);
   const currentQuery = useRef(queryKey);
   currentQuery.current = queryKey;
+  /** What is shown, written through at once (two puts may come before the next render). */
   const loaded = useRef(/** @type {Loaded | undefined} */ (undefined));
-  loaded.current = data;
+  /** @param {Loaded} next */
+  const show = (next) => {
+    loaded.current = next;
+    setData(next);
+  };
+  // A list answered after a put or delete arrived may hold the older version of that event: what
+  // the stream said while lists were under way is kept here and wins over their answers.
+  const changes = useRef(0);
+  const inflight = useRef(0);
+  const recent = useRef(/** @type {Map<string, { at: number, event: MonitorEvent | null }>} */ (new Map()));
 
   const load = useCallback(
     /** @param {boolean} quiet keep what is shown while loading (a refresh) */
     async (quiet) => {
       const mine = ++issued.current;
       const asked = queryKey;
+      const since = changes.current;
+      inflight.current++;
       if (!quiet) setLoading(true);
       try {
         const res = await listEvents(ns, {
@@ -275,12 +287,20 @@ export function Events(_p) {
         });
         if (asked !== currentQuery.current || mine < applied.current) return;
         applied.current = mine;
-        setData({ rows: res.items, total: res.total, counts: res.counts });
+        /** @type {MonitorEvent[]} */
+        const rows = [];
+        for (const e of res.items) {
+          const r = recent.current.get(keyOf(e));
+          if (!r || r.at <= since) rows.push(e);
+          else if (r.event) rows.push(r.event);
+        }
+        show({ rows, total: res.total, counts: res.counts });
         setError(undefined);
         setStale(false);
       } catch (err) {
         if (asked === currentQuery.current && mine >= applied.current) setError(err);
       } finally {
+        if (--inflight.current === 0) recent.current.clear();
         if (asked === currentQuery.current && mine === issued.current) setLoading(false);
       }
     },
@@ -307,7 +327,7 @@ export function Events(_p) {
         // A list loaded meanwhile has counts as fresh as these.
         if (asked !== currentQuery.current || after !== applied.current || !shown) return;
         if (JSON.stringify(res.counts) !== JSON.stringify(shown.counts) || res.total !== shown.total) {
-          setData({ ...shown, counts: res.counts, total: res.total });
+          show({ ...shown, counts: res.counts, total: res.total });
           setStale(true);
         }
       } catch {
@@ -327,21 +347,23 @@ export function Events(_p) {
     // The list was asked for before the stream opened (at first), or the stream was away: list again.
     onOpen: () => void load(true),
     onPut: (e) => {
-      const shown = loaded.current;
       const k = keyOf(e);
+      if (inflight.current > 0) recent.current.set(k, { at: ++changes.current, event: e });
+      const shown = loaded.current;
       const i = shown ? shown.rows.findIndex((r) => keyOf(r) === k) : -1;
       if (shown && i >= 0) {
         const rows = shown.rows.slice();
         rows[i] = e;
-        setData({ ...shown, rows });
+        show({ ...shown, rows });
       }
       refreshCounts();
     },
     onDelete: (d) => {
-      const shown = loaded.current;
       const k = keyOfDelete(d);
+      if (inflight.current > 0) recent.current.set(k, { at: ++changes.current, event: null });
+      const shown = loaded.current;
       if (shown?.rows.some((r) => keyOf(r) === k)) {
-        setData({ ...shown, rows: shown.rows.filter((r) => keyOf(r) !== k) });
+        show({ ...shown, rows: shown.rows.filter((r) => keyOf(r) !== k) });
         setSelected((s) => {
           if (!s.has(k)) return s;
           const n = new Set(s);
