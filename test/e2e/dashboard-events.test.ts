@@ -239,31 +239,36 @@ test('filters, sort and namespace come from the URL and survive a reload; count 
 });
 
 test('bulk silence: two selected events silenced through the dialog show as silenced', async () => {
-  await onPage('bulk silence', '#/events?entity=url-&status=critical&sort=entity', async ({ page: p, errors }) => {
-    await rowsAre(p, ['url-a/cpu', 'url-b/cpu'], 'the critical url- events');
-    await p.getByRole('checkbox', { name: 'Select url-a/cpu' }).check();
-    await p.getByRole('checkbox', { name: 'Select url-b/cpu' }).check();
-    await p.getByText('2 selected').waitFor();
-    await p.getByRole('button', { name: 'Silence…' }).click();
-    const dialog = p.getByRole('dialog', { name: 'Silence 2 events' });
-    await dialog.getByLabel('Reason').fill('disk swap tonight');
-    await dialog.getByLabel('Expires after').selectOption({ label: '4 hours' });
-    await dialog.getByLabel('Expire when the event resolves').check();
-    await dialog.getByRole('button', { name: 'Silence' }).click();
-    await notice(p, '2 silenced');
-    for (const entity of ['url-a', 'url-b']) await row(p, entity, 'cpu').locator('.flag-silenced').waitFor();
-    await p.locator('.count-silenced', { hasText: '2 silenced' }).waitFor();
-    const entry = await api('/namespaces/default/silenced/entity:url-a:cpu');
-    assert.is(entry.status, 200);
-    assert.is(entry.body.reason, 'disk swap tonight');
-    assert.is(entry.body.expire_on_resolve, true);
-    assert.is(entry.body.creator, ADMIN.username);
-    assert.ok(entry.body.expire > 14_000 && entry.body.expire <= 14_400, `expire ${entry.body.expire}`);
-    // The filter by silencing, from its count link.
-    await p.locator('.count-silenced').click();
-    await rowsAre(p, ['url-a/cpu', 'url-b/cpu'], 'silenced=true');
-    assert.equal(errors, []);
-  });
+  await onPage(
+    'bulk silence',
+    '#/events?entity=url-&status=critical&sort=entity',
+    async ({ page: p, errors }) => {
+      await rowsAre(p, ['url-a/cpu', 'url-b/cpu'], 'the critical url- events');
+      await p.getByRole('checkbox', { name: 'Select url-a/cpu' }).check();
+      await p.getByRole('checkbox', { name: 'Select url-b/cpu' }).check();
+      await p.getByText('2 selected').waitFor();
+      await p.getByRole('button', { name: 'Silence…' }).click();
+      const dialog = p.getByRole('dialog', { name: 'Silence 2 events' });
+      await dialog.getByLabel('Reason').fill('disk swap tonight');
+      await dialog.getByLabel('Expires after').selectOption({ label: '4 hours' });
+      await dialog.getByLabel('Expire when the event resolves').check();
+      await dialog.getByRole('button', { name: 'Silence' }).click();
+      await notice(p, '2 silenced');
+      for (const entity of ['url-a', 'url-b'])
+        await row(p, entity, 'cpu').locator('.flag-silenced').waitFor();
+      await p.locator('.count-silenced', { hasText: '2 silenced' }).waitFor();
+      const entry = await api('/namespaces/default/silenced/entity:url-a:cpu');
+      assert.is(entry.status, 200);
+      assert.is(entry.body.reason, 'disk swap tonight');
+      assert.is(entry.body.expire_on_resolve, true);
+      assert.is(entry.body.creator, ADMIN.username);
+      assert.ok(entry.body.expire > 14_000 && entry.body.expire <= 14_400, `expire ${entry.body.expire}`);
+      // The filter by silencing, from its count link.
+      await p.locator('.count-silenced').click();
+      await rowsAre(p, ['url-a/cpu', 'url-b/cpu'], 'silenced=true');
+      assert.equal(errors, []);
+    },
+  );
 });
 
 test('resolve: after confirming, the warning event is passing, with the resolution as output', async () => {

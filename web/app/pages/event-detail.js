@@ -7,7 +7,7 @@ import { ErrorMessage, notify } from '../components/notices.js';
 import { Ago, StatusBadge, ago, statusName } from '../components/status.js';
 import { EventActions } from '../components/events/actions.js';
 import { useEventStream } from '../components/events/live.js';
-import { EventFlags, lastChangeOf } from '../components/events/format.js';
+import { EventFlags, lastChangeOf, useClock } from '../components/events/format.js';
 import { getEvent, silencedByOf, streamUrl } from '../components/events/api.js';
 import { toYaml } from '../components/events/yaml.js';
 
@@ -193,6 +193,7 @@ export function EventDetail({ params }) {
   const [error, setError] = useState(/** @type {unknown} */ (undefined));
   const [deleted, setDeleted] = useState(false);
   const issued = useRef(0);
+  useClock();
 
   const load = useCallback(async () => {
     if (!ns) return;

@@ -9,7 +9,7 @@ import { ErrorMessage } from '../components/notices.js';
 import { Ago, StatusBadge } from '../components/status.js';
 import { EventActions } from '../components/events/actions.js';
 import { useEventStream } from '../components/events/live.js';
-import { EventFlags, detailHref, lastChangeOf, outputLine } from '../components/events/format.js';
+import { EventFlags, detailHref, lastChangeOf, outputLine, useClock } from '../components/events/format.js';
 import {
   checkOf,
   entityOf,
@@ -247,6 +247,7 @@ export function Events(_p) {
   const filterKey = JSON.stringify(filters);
   const queryKey = JSON.stringify([ns, sort, size, page, filters]);
 
+  useClock();
   const [data, setData] = useState(/** @type {Loaded | undefined} */ (undefined));
   const [error, setError] = useState(/** @type {unknown} */ (undefined));
   const [loading, setLoading] = useState(true);
@@ -506,14 +507,21 @@ export function Events(_p) {
           columns=${columns}
           rows=${rows}
           rowKey=${keyOf}
-          rowLabel=${(/** @type {MonitorEvent} */ e) => `${entityOf(e)}/${checkOf(e)}`}
+          rowLabel=${(/** @type {MonitorEvent} */ e) =>
+            ns === ALL ? `${nsOf(e)}/${entityOf(e)}/${checkOf(e)}` : `${entityOf(e)}/${checkOf(e)}`}
           selected=${selected}
           onSelect=${setSelected}
           sort=${sort}
           onSort=${(/** @type {string} */ s) => setParams({ sort: s === 'severity' ? undefined : s, page: undefined }, { replace: false })}
-          empty=${filtered ? 'No events match these filters.' : 'No events here yet.'}
+          empty=${
+            data.total > 0
+              ? 'This page is past the last one.'
+              : filtered
+                ? 'No events match these filters.'
+                : 'No events here yet.'
+          }
         />
-        ${data.total > size && html`<${Pager} page=${page} pages=${pages} size=${size} />`}
+        ${(data.total > size || page > 1) && html`<${Pager} page=${page} pages=${pages} size=${size} />`}
       </div>`
     }
     ${!data && loading && error === undefined && html`<p class="muted" role="status">Loading events…</p>`}

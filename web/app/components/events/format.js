@@ -1,4 +1,5 @@
 // @ts-check
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../../html.js';
 import { href, pathOf } from '../../router.js';
 import { checkOf, entityOf, nsOf, silencedByOf } from './api.js';
@@ -37,4 +38,17 @@ export function EventFlags({ event }) {
     by.length > 0 &&
     html` <span class="badge flag-silenced" title=${`Silenced by ${by.join(', ')}`}>silenced</span>`
   }`;
+}
+
+/**
+ * Draws the page again every `ms`, so "3 min ago" stays true on a page left open (the page's data
+ * comes from the stream; this asks the API for nothing).
+ * @param {number} [ms]
+ */
+export function useClock(ms = 30_000) {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => setTick((n) => n + 1), ms);
+    return () => clearInterval(t);
+  }, [ms]);
 }
