@@ -10,3 +10,9 @@ export const API_PREFIXES = {
   'authentication/v2': '/api/enterprise/authentication/v2',
 } as const;
 export type ApiVersion = keyof typeof API_PREFIXES;
+
+/**
+ * Path prefix of the dashboard's own read-only API (docs/compatibility.md#dashboard-events-api), a
+ * monitor extension: sorted pages and counts the core lists do not give.
+ */
+export const DASHBOARD_API_PREFIX = '/api/dashboard/v1';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { API_PREFIXES } from '../../proto/api.ts';
+import { API_PREFIXES, DASHBOARD_API_PREFIX } from '../../proto/api.ts';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
 import { ApiError, kindOfActorError, sendError } from './errors.ts';
@@ -9,6 +9,7 @@ import { CONFIG_RESOURCES } from './resources.ts';
 import { apiKeyRoutes } from './routes/apikeys.ts';
 import { loadDashboardAssets, type DashboardAssets } from '../dashboard/assets.ts';
 import { dashboardRoutes } from '../dashboard/routes.ts';
+import { dashboardEventRoutes } from '../dashboard/events-api.ts';
 import { authRoutes } from './routes/auth.ts';
 import { authProviderRoutes, remove as removeAuthProvider } from './routes/authproviders.ts';
 import { checkExtraRoutes } from './routes/check-extras.ts';
@@ -75,6 +76,12 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   providers.use('*', authenticate(deps));
   providers.route('/', authProviderRoutes(deps));
   app.route(API_PREFIXES['authentication/v2'], providers);
+
+  // The dashboard's own reads (docs/compatibility.md#dashboard-events-api), behind the same checks.
+  const dash = new Hono<ApiEnv>();
+  dash.use('*', authenticate(deps));
+  dash.route('/', dashboardEventRoutes(deps));
+  app.route(DASHBOARD_API_PREFIX, dash);
 
   app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
