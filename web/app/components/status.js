@@ -2,7 +2,7 @@
 import { html } from '../html.js';
 
 /** @param {number | undefined} status */
-function statusName(status) {
+export function statusName(status) {
   if (status === 0) return 'passing';
   if (status === 1) return 'warning';
   if (status === 2) return 'critical';
@@ -29,7 +29,7 @@ export function Ago({ at }) {
 }
 
 /** @param {number} at Unix seconds */
-function ago(at) {
+export function ago(at) {
   const s = Math.round(Date.now() / 1000 - at);
   if (s < 0) return 'in the future';
   if (s < 60) return `${s} s ago`;
