@@ -110,7 +110,7 @@ async function post(entity: string, check: string, status: number, output: strin
 }
 
 /** Waits until the dashboard API lists `entity/check` with `status` (the read model trails writes). */
-const listed = (entity: string, check: string, status: number) =>
+const listed = (entity: string, check: string, status: number, timeoutMs = 10_000) =>
   waitFor(
     async () => {
       const r = await backend.get(
@@ -122,7 +122,7 @@ const listed = (entity: string, check: string, status: number) =>
           e.entity.metadata.name === entity && e.check.metadata.name === check && e.check.status === status,
       );
     },
-    { timeoutMs: 10_000, intervalMs: 100, what: `${entity}/${check} listed with status ${status}` },
+    { timeoutMs, intervalMs: 100, what: `${entity}/${check} listed with status ${status}` },
   );
 
 test.before(async () => {
@@ -168,6 +168,9 @@ test('a check run by the agent turns critical on the open page, without a reload
     subscriptions: [agent.subscription],
     handlers: [],
   });
+  // The row exists before the page opens: the page updates the rows it shows, and offers a
+  // "Refresh" for events new to its list rather than inserting them under the reader.
+  await listed(agent.agent.name, 'dash-live', 0, 20_000);
   await onPage('live critical', '#/events?check=dash-live', async ({ page: p, errors }) => {
     await statusIs(p, agent.agent.name, 'dash-live', 'passing', 20_000);
     await p.evaluate(() => ((window as any).__sameDocument = true));
