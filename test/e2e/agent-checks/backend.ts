@@ -64,7 +64,8 @@ export function backendAgents(backend: () => Backend) {
     });
     // The backend's executor looks the check up in its configuration cache, which the etcd watch fills
     // a moment after the write: a request that came too early is dropped with a warning naming the
-    // check, and is asked for again. Otherwise the agent logs that it accepted the request.
+    // check, and is asked for again. Otherwise the agent logs that it accepted (or refused) the request.
+    const refusals: string[] = [];
     for (let attempt = 1; ; attempt++) {
       const fromBackend = backend().proc.lineCount;
       const fromAgent = target.agent.proc.lineCount;
@@ -81,6 +82,16 @@ export function backendAgents(backend: () => Backend) {
                 l.includes('check request accepted') && l.includes(`"${name}"`) && l.includes(`${issued}`),
             );
           if (accepted) return 'accepted';
+          // The agent refuses a request while the check's previous run is in progress, or one it takes
+          // for a duplicate or a stale one (docs/compatibility.md#check-request-dedupe): asked again.
+          const refused = target.agent.proc
+            .lines()
+            .slice(fromAgent)
+            .find((l) => l.includes('check request refused') && l.includes(`"${name}"`));
+          if (refused) {
+            refusals.push(refused);
+            return 'refused';
+          }
           const dropped = backend()
             .proc.lines()
             .slice(fromBackend)
@@ -90,7 +101,11 @@ export function backendAgents(backend: () => Backend) {
         { timeoutMs: 15000, intervalMs: 50, what: `the agent to accept ${name}` },
       );
       if (outcome === 'accepted') return issued;
-      assert.ok(attempt < 5, `the backend did not find check ${name} in five attempts`);
+      assert.ok(
+        attempt < 5,
+        `check ${name} was not run in five attempts${refusals.length ? `; the agent said: ${refusals.join(' | ')}` : ' (the backend did not find it)'}`,
+      );
+      if (outcome === 'refused') await new Promise((r) => setTimeout(r, 1000));
     }
   }
 
