@@ -1,7 +1,7 @@
 // @ts-check
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { CORE, all, json, page } from '../api/client.js';
+import { all, json, nsPath, page } from '../api/client.js';
 import { ALL, namespace } from '../namespace.js';
 import { href, pathOf } from '../router.js';
 import { useAsync } from '../hooks.js';
@@ -41,7 +41,7 @@ export function CheckDetail({ params }) {
       ns === ALL
         ? Promise.resolve([])
         : /** @type {Promise<Silence[]>} */ (
-            all(`${CORE}/namespaces/${encodeURIComponent(ns)}/silenced/checks/${encodeURIComponent(name)}`, {
+            all(`${nsPath(ns, 'silenced')}/checks/${encodeURIComponent(name)}`, {
               signal,
             })
           ),
@@ -52,7 +52,7 @@ export function CheckDetail({ params }) {
       ns === ALL
         ? Promise.resolve({ items: [], continue: undefined })
         : /** @type {Promise<{ items: Event[], continue: string | undefined }>} */ (
-            page(`${CORE}/namespaces/${encodeURIComponent(ns)}/events`, {
+            page(nsPath(ns, 'events'), {
               fieldSelector: `check.name == ${name}`,
               limit: EVENTS_SHOWN,
               signal,

@@ -1,7 +1,7 @@
 // @ts-check
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { CORE, call, nsPath, page } from '../api/client.js';
+import { call, nsPath, page } from '../api/client.js';
 import { ALL, namespace } from '../namespace.js';
 import { href, pathOf, setParams } from '../router.js';
 import { Table } from '../components/table.js';
@@ -148,12 +148,9 @@ export function Entities(_p) {
       'entities deleted',
       picked.map(
         (e) => () =>
-          call(
-            `${CORE}/namespaces/${encodeURIComponent(e.metadata.namespace)}/entities/${encodeURIComponent(e.metadata.name)}`,
-            {
-              method: 'DELETE',
-            },
-          ),
+          call(`${nsPath(e.metadata.namespace, 'entities')}/${encodeURIComponent(e.metadata.name)}`, {
+            method: 'DELETE',
+          }),
       ),
     );
     setSelected(new Set());

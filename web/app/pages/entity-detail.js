@@ -1,14 +1,12 @@
 // @ts-check
-import { effect } from '@preact/signals';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { CORE, all, call, json, urlOf } from '../api/client.js';
+import { all, call, json, nsPath, urlOf } from '../api/client.js';
 import { messageOf } from '../api/errors.js';
-import { follow } from '../api/stream.js';
 import { ALL, namespace } from '../namespace.js';
 import { href, navigate, pathOf } from '../router.js';
 import { useAsync } from '../hooks.js';
-import { liveState } from '../components/layout.js';
+import { useEventStream } from '../components/events/live.js';
 import { confirm } from '../components/dialog.js';
 import { ErrorMessage, notify } from '../components/notices.js';
 import { Ago, StatusBadge } from '../components/status.js';
@@ -35,9 +33,6 @@ import { ownSubscriptions } from './entities.js';
  * @typedef {import('../components/resources/silence-dialog.js').Silence} Silence
  */
 
-/** @param {string} ns */
-const nsBase = (ns) => `${CORE}/namespaces/${encodeURIComponent(ns)}`;
-
 /** @param {Event[]} list */
 const byCheck = (list) =>
   [...list].sort((a, b) => a.check.metadata.name.localeCompare(b.check.metadata.name));
@@ -51,54 +46,40 @@ const byCheck = (list) =>
 function useEntityEvents(ns, name) {
   const [events, setEvents] = useState(/** @type {Event[] | undefined} */ (undefined));
   const [error, setError] = useState(/** @type {unknown} */ (undefined));
+  const ctl = useRef(/** @type {AbortController | undefined} */ (undefined));
+  const load = () => {
+    ctl.current?.abort();
+    const c = new AbortController();
+    ctl.current = c;
+    /** @type {Promise<Event[]>} */
+    const listed = all(`${nsPath(ns, 'events')}/${encodeURIComponent(name)}`, { signal: c.signal });
+    listed
+      .then((list) => {
+        if (c.signal.aborted) return;
+        setEvents(byCheck(list));
+        setError(undefined);
+      })
+      .catch((err) => !c.signal.aborted && setError(err));
+  };
   useEffect(() => {
     if (ns === ALL) return undefined;
-    /** @type {AbortController | undefined} */
-    let ctl;
-    const load = () => {
-      ctl?.abort();
-      const c = new AbortController();
-      ctl = c;
-      /** @type {Promise<Event[]>} */
-      const listed = all(`${nsBase(ns)}/events/${encodeURIComponent(name)}`, { signal: c.signal });
-      listed
-        .then((list) => {
-          if (c.signal.aborted) return;
-          setEvents(byCheck(list));
-          setError(undefined);
-        })
-        .catch((err) => !c.signal.aborted && setError(err));
-    };
     load();
-    const stream = follow(urlOf(`${nsBase(ns)}/events/stream`, { entity: name }), {
-      onOpen: load,
-      onMessage: (m) => {
-        let data;
-        try {
-          data = JSON.parse(m.data);
-        } catch {
-          return;
-        }
-        if (m.event === 'put' && data?.check?.metadata?.name) {
-          const ev = /** @type {Event} */ (data);
-          setEvents((list) =>
-            byCheck([...(list ?? []).filter((e) => e.check.metadata.name !== ev.check.metadata.name), ev]),
-          );
-        } else if (m.event === 'delete' && typeof data?.check === 'string') {
-          setEvents((list) => (list ?? []).filter((e) => e.check.metadata.name !== data.check));
-        }
-      },
-    });
-    const dispose = effect(() => {
-      liveState.value = stream.state.value;
-    });
-    return () => {
-      ctl?.abort();
-      stream.close();
-      dispose();
-      liveState.value = null;
-    };
+    return () => ctl.current?.abort();
   }, [ns, name]);
+  useEventStream(ns === ALL ? undefined : urlOf(`${nsPath(ns, 'events')}/stream`, { entity: name }), {
+    onOpen: load,
+    onPut: (put) => {
+      const ev = /** @type {Event} */ (/** @type {unknown} */ (put));
+      if (!ev?.check?.metadata?.name) return;
+      setEvents((list) =>
+        byCheck([...(list ?? []).filter((e) => e.check.metadata.name !== ev.check.metadata.name), ev]),
+      );
+    },
+    onDelete: (d) => {
+      if (typeof d?.check !== 'string') return;
+      setEvents((list) => (list ?? []).filter((e) => e.check.metadata.name !== d.check));
+    },
+  });
   return { events, error };
 }
 
@@ -166,7 +147,7 @@ export function EntityDetail({ params }) {
       ns === ALL
         ? Promise.resolve(undefined)
         : /** @type {Promise<FullEntity>} */ (
-            json(`${nsBase(ns)}/entities/${encodeURIComponent(name)}`, { signal })
+            json(`${nsPath(ns, 'entities')}/${encodeURIComponent(name)}`, { signal })
           ),
     [ns, name],
   );
@@ -175,7 +156,7 @@ export function EntityDetail({ params }) {
       ns === ALL
         ? Promise.resolve([])
         : /** @type {Promise<Silence[]>} */ (
-            all(`${nsBase(ns)}/silenced/subscriptions/${encodeURIComponent(`entity:${name}`)}`, { signal })
+            all(`${nsPath(ns, 'silenced')}/subscriptions/${encodeURIComponent(`entity:${name}`)}`, { signal })
           ),
     [ns, name],
   );
@@ -196,7 +177,7 @@ export function EntityDetail({ params }) {
     });
     if (!ok) return;
     try {
-      await call(`${nsBase(ns)}/entities/${encodeURIComponent(name)}`, { method: 'DELETE' });
+      await call(`${nsPath(ns, 'entities')}/${encodeURIComponent(name)}`, { method: 'DELETE' });
       notify('ok', `Entity ${name} deleted`);
       navigate('/entities', { namespace: ns });
     } catch (err) {

@@ -1,5 +1,5 @@
 // @ts-check
-import { CORE, call, json, nsPath, urlOf } from '../../api/client.js';
+import { call, json, nsPath, urlOf } from '../../api/client.js';
 
 /**
  * The events pages' calls: the dashboard's own sorted list with counts
@@ -49,7 +49,7 @@ export const silencedByOf = (e) => e.silenced_by ?? e.check?.silenced ?? [];
 
 /** @param {string} ns @param {string} entity @param {string} check */
 const eventPath = (ns, entity, check) =>
-  `${CORE}/namespaces/${encodeURIComponent(ns)}/events/${encodeURIComponent(entity)}/${encodeURIComponent(check)}`;
+  `${nsPath(ns, 'events')}/${encodeURIComponent(entity)}/${encodeURIComponent(check)}`;
 
 /**
  * One page of events and the counts, sorted and filtered by the server.
@@ -122,18 +122,15 @@ export const canRerun = (e) => checkOf(e) !== 'keepalive';
  */
 export function rerunEvent(e, username) {
   const proxy = !!e.check.proxy_entity_name || e.entity?.entity_class === 'proxy';
-  return call(
-    `${CORE}/namespaces/${encodeURIComponent(nsOf(e))}/checks/${encodeURIComponent(checkOf(e))}/execute`,
-    {
-      method: 'POST',
-      body: {
-        check: checkOf(e),
-        ...(proxy ? {} : { subscriptions: [`entity:${entityOf(e)}`] }),
-        creator: username,
-        reason: 're-run from the dashboard',
-      },
+  return call(`${nsPath(nsOf(e), 'checks')}/${encodeURIComponent(checkOf(e))}/execute`, {
+    method: 'POST',
+    body: {
+      check: checkOf(e),
+      ...(proxy ? {} : { subscriptions: [`entity:${entityOf(e)}`] }),
+      creator: username,
+      reason: 're-run from the dashboard',
     },
-  );
+  });
 }
 
 /**
@@ -147,7 +144,7 @@ export function silenceEvent(e, o) {
   const check = checkOf(e);
   const name = `${subscription}:${check}`;
   const ns = nsOf(e);
-  return call(`${CORE}/namespaces/${encodeURIComponent(ns)}/silenced/${encodeURIComponent(name)}`, {
+  return call(`${nsPath(ns, 'silenced')}/${encodeURIComponent(name)}`, {
     method: 'PUT',
     body: {
       metadata: { name, namespace: ns },

@@ -1,7 +1,7 @@
 // @ts-check
 import { useState } from 'preact/hooks';
 import { html } from '../../html.js';
-import { CORE, json } from '../../api/client.js';
+import { json, nsPath } from '../../api/client.js';
 import { messageOf } from '../../api/errors.js';
 import { Dialog } from '../dialog.js';
 import { notify } from '../notices.js';
@@ -27,8 +27,7 @@ import { notify } from '../notices.js';
  * @param {string} ns
  * @param {string} name
  */
-export const checkPath = (ns, name) =>
-  `${CORE}/namespaces/${encodeURIComponent(ns)}/checks/${encodeURIComponent(name)}`;
+export const checkPath = (ns, name) => `${nsPath(ns, 'checks')}/${encodeURIComponent(name)}`;
 
 /**
  * Asks to run a check now (`POST …/checks/<name>/execute`): to its own subscriptions or to others

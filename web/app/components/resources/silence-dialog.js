@@ -1,7 +1,7 @@
 // @ts-check
 import { useState } from 'preact/hooks';
 import { html } from '../../html.js';
-import { CORE, json } from '../../api/client.js';
+import { json, nsPath } from '../../api/client.js';
 import { messageOf } from '../../api/errors.js';
 import { Dialog } from '../dialog.js';
 import { notify } from '../notices.js';
@@ -29,8 +29,7 @@ import { formatDuration, fromLocalInput, parseDuration, toLocalInput } from './t
 const silenceName = (s) => `${s.subscription || '*'}:${s.check || '*'}`;
 
 /** @param {string} ns @param {string} name */
-export const silencePath = (ns, name) =>
-  `${CORE}/namespaces/${encodeURIComponent(ns)}/silenced/${encodeURIComponent(name)}`;
+export const silencePath = (ns, name) => `${nsPath(ns, 'silenced')}/${encodeURIComponent(name)}`;
 
 /**
  * What an entry silences, in words.
@@ -126,7 +125,7 @@ function SilenceForm(p) {
     try {
       if (e) await json(silencePath(ns.trim(), e.metadata.name), { method: 'PUT', body });
       else
-        await json(`${CORE}/namespaces/${encodeURIComponent(ns.trim())}/silenced`, {
+        await json(nsPath(ns.trim(), 'silenced'), {
           method: 'POST',
           body,
         });

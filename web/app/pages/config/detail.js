@@ -1,6 +1,6 @@
 // @ts-check
 import { html } from '../../html.js';
-import { CORE, json } from '../../api/client.js';
+import { json, nsPath } from '../../api/client.js';
 import { useAsync } from '../../hooks.js';
 import { href, pathOf, route } from '../../router.js';
 import { ErrorMessage } from '../../components/notices.js';
@@ -14,7 +14,7 @@ import { JsonView, Labels, text } from './common.js';
 export function ConfigDetail({ kind, name, ns }) {
   const one = useAsync(
     (signal) =>
-      json(`${CORE}/namespaces/${encodeURIComponent(ns)}/${kind.plural}/${encodeURIComponent(name)}`, {
+      json(`${nsPath(ns, kind.plural)}/${encodeURIComponent(name)}`, {
         signal,
       }),
     [kind.plural, ns, name],
