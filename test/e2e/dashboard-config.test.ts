@@ -1,12 +1,13 @@
 // suite-timeout: 300
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ADMIN, adminAuth, getJson, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { basic, bearer } from '../harness/api.ts';
 import { legacyApi } from '../harness/legacy.ts';
 import { launchBrowser, openDashboard, signIn, withShot } from '../harness/browser.ts';
+import { axeViolations, go, rowWith, rowsOf } from './dashboard-config/page.ts';
+import { RESOURCES } from './dashboard-config/resources.ts';
 
 // The dashboard's configuration read views (handlers, filters, mutators, pipelines, assets) and its
 // legacy views (clients, aggregates, stashes through /api/legacy), in a real Chromium against a real
@@ -30,117 +31,9 @@ const must = async (method: string, path: string, body?: object) => {
   return r;
 };
 
-const ref = (type: string, name: string) => ({ name, type, api_version: 'core/v2' });
-const SHA = 'ab'.repeat(64);
-/** One resource of each kind, and what its list shows in the kind's own column. */
-const RESOURCES = [
-  {
-    plural: 'handlers',
-    one: 'Handler',
-    name: 'cfg-slack',
-    shows: 'notify-slack --channel ops',
-    fact: ['Mutator', 'cfg-js'],
-    body: {
-      metadata: { name: 'cfg-slack', labels: { team: 'ops' } },
-      type: 'pipe',
-      command: 'notify-slack --channel ops',
-      filters: ['cfg-only-prod'],
-      mutator: 'cfg-js',
-      timeout: 10,
-    },
-  },
-  {
-    plural: 'filters',
-    one: 'Filter',
-    name: 'cfg-only-prod',
-    shows: "event.entity.labels.env == 'prod'",
-    fact: ['Action', 'allow'],
-    body: {
-      metadata: { name: 'cfg-only-prod', labels: { team: 'ops' } },
-      action: 'allow',
-      expressions: ["event.entity.labels.env == 'prod'"],
-    },
-  },
-  {
-    plural: 'mutators',
-    one: 'Mutator',
-    name: 'cfg-js',
-    shows: 'return { text: event.check.output };',
-    fact: ['Type', 'javascript'],
-    body: { metadata: { name: 'cfg-js' }, type: 'javascript', eval: 'return { text: event.check.output };' },
-  },
-  {
-    plural: 'pipelines',
-    one: 'Pipeline',
-    name: 'cfg-pipe',
-    shows: 'cfg-slack',
-    fact: ['Workflow to-slack', 'filter cfg-only-prod → mutator cfg-js → handler cfg-slack'],
-    body: {
-      metadata: { name: 'cfg-pipe', labels: { team: 'ops' } },
-      workflows: [
-        {
-          name: 'to-slack',
-          filters: [ref('EventFilter', 'cfg-only-prod')],
-          mutator: ref('Mutator', 'cfg-js'),
-          handler: ref('Handler', 'cfg-slack'),
-        },
-      ],
-    },
-  },
-  {
-    plural: 'assets',
-    one: 'Asset',
-    name: 'cfg-tool',
-    shows: 'https://example.com/tool.tar.gz',
-    fact: ['SHA-512', SHA],
-    body: {
-      metadata: { name: 'cfg-tool', labels: { team: 'dev' } },
-      url: 'https://example.com/tool.tar.gz',
-      sha512: SHA,
-    },
-  },
-] as const;
-
 const STASH = 'silence/web-01/disk';
 const CLIENT = 'legacy-web-01';
 const AGG = 'web-cluster';
-
-/** Goes to a page of the dashboard (the hash only: the app routes it without a reload). */
-async function go(page: Page, hash: string) {
-  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
-  await page.getByRole('heading', { level: 1 }).first().waitFor();
-}
-
-/** The rows of the table labelled `label`, as the text of their cells. */
-async function rowsOf(page: Page, label: string): Promise<string[][]> {
-  const table = page.getByRole('table', { name: label });
-  await table.waitFor();
-  return table
-    .locator('tbody tr:not(.spacer)')
-    .evaluateAll((trs) =>
-      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim())),
-    );
-}
-
-/**
- * Waits until the table labelled `label` has a row whose cell `col` (the name's) is `cell`, or none
- * with `gone`.
- */
-async function rowWith(page: Page, label: string, cell: string, gone = false, col = 0) {
-  await waitFor(
-    async () => {
-      const has = (await rowsOf(page, label)).some((r) => r[col] === cell);
-      return gone ? !has : has;
-    },
-    { timeoutMs: 15_000, intervalMs: 150, what: `${gone ? 'no' : 'a'} row ${cell} in "${label}"` },
-  );
-}
-
-/** Accessibility problems axe finds in the page's main content (names of controls included). */
-async function axeViolations(page: Page): Promise<string[]> {
-  const r = await new AxeBuilder({ page }).include('#main').analyze();
-  return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join('; ')})`);
-}
 
 test.before(async () => {
   [backend, off, browser] = await Promise.all([
