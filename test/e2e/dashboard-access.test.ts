@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import {
   ADMIN,
@@ -16,7 +15,7 @@ import {
   type Slapd,
 } from '../harness/index.ts';
 import { coreApi } from '../harness/api.ts';
-import { launchBrowser, openDashboard, signIn, withShot } from '../harness/browser.ts';
+import { launchBrowser, openDashboard, seriousViolations, signIn, withShot } from '../harness/browser.ts';
 
 // The dashboard for every user and device: an accessibility scan of each page (light and dark) with
 // no serious violation, phone width without sideways scrolling, the keyboard (skip link, Ctrl+K),
@@ -99,19 +98,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
         `axe ${colorScheme}`,
         async () => {
           const report: string[] = [];
-          const scan = async (where: string) => {
-            const result = await new AxeBuilder({ page: p })
-              .withTags(['wcag2a', 'wcag2aa', 'wcag21aa'])
-              .analyze();
-            for (const v of result.violations)
-              if (v.impact === 'serious' || v.impact === 'critical')
-                report.push(
-                  `${where}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes
-                    .map((n) => n.target.join(' '))
-                    .slice(0, 3)
-                    .join(', ')}`,
-                );
-          };
+          const scan = async (where: string) => report.push(...(await seriousViolations(p, where)));
           await p.getByRole('button', { name: 'Sign in' }).waitFor();
           await scan('sign-in');
           await signIn(p, ADMIN.username, ADMIN.password);

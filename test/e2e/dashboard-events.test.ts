@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ADMIN, adminAuth, startBackend, tempDir, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created } from '../harness/api.ts';
-import { launchBrowser, openDashboard, signIn, withShot } from '../harness/browser.ts';
+import { launchBrowser, openDashboard, seriousViolations, signIn, withShot } from '../harness/browser.ts';
 import { backendAgents, type CheckAgent } from './agent-checks/backend.ts';
 
 // The events pages in a real Chromium against a real backend and a real agent: the agent's keepalive
@@ -413,17 +412,7 @@ test('the detail page: output, history timeline, occurrences, hooks, labels; liv
 test('accessibility: no serious axe violation on the list, the silence dialog and the detail page; 390 px wide', async () => {
   await onPage('axe', '#/events?entity=url-a&sort=entity', async ({ page: p, errors }) => {
     const found: string[] = [];
-    const scan = async (where: string) => {
-      const r = await new AxeBuilder({ page: p }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
-      for (const v of r.violations)
-        if (v.impact === 'serious' || v.impact === 'critical')
-          found.push(
-            `${where}: ${v.id} ${v.help} (${v.nodes
-              .map((n) => n.target.join(' '))
-              .slice(0, 3)
-              .join(', ')})`,
-          );
-    };
+    const scan = async (where: string) => found.push(...(await seriousViolations(p, where)));
     await row(p, 'url-a', 'disk').waitFor();
     await scan('list');
     await p.getByRole('checkbox', { name: 'Select url-a/disk' }).check();

@@ -1,11 +1,10 @@
 // suite-timeout: 240
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ADMIN, startAgent, startBackend, waitFor, type AgentProc, type Backend } from '../harness/index.ts';
 import { coreApi, type Body } from '../harness/api.ts';
-import { launchBrowser, openDashboard, signIn, withShot } from '../harness/browser.ts';
+import { launchBrowser, openDashboard, seriousViolations, signIn, withShot } from '../harness/browser.ts';
 
 // The entities, checks and silences pages (issue 19) in a real Chromium, against a real backend and
 // a real agent: the agent's entity with its keepalive state, filters in the URL and server paging,
@@ -377,17 +376,6 @@ test('deleting an entity asks first: cancel keeps it, confirming deletes it and 
   });
 });
 
-/** The serious and critical WCAG 2.1 AA violations axe finds on the page as it is now. */
-async function axe(p: Page, where: string): Promise<string[]> {
-  const result = await new AxeBuilder({ page: p }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${where}: ${v.id} (${v.impact}) ${v.help}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`,
-    );
-}
-
 for (const colorScheme of ['light', 'dark'] as const) {
   test(`axe finds no serious violation on the entity and check pages and in the silence and run dialogs (${colorScheme})`, async () => {
     await onPage(
@@ -397,17 +385,17 @@ for (const colorScheme of ['light', 'dark'] as const) {
         const report: string[] = [];
         await p.getByRole('heading', { name: 'System' }).waitFor();
         await p.getByRole('link', { name: 'keepalive', exact: true }).waitFor();
-        report.push(...(await axe(p, 'entity')));
+        report.push(...(await seriousViolations(p, 'entity')));
         await p.getByRole('button', { name: 'Silence', exact: true }).click();
         await p.getByRole('dialog', { name: `Silence entity ${AGENT}` }).waitFor();
-        report.push(...(await axe(p, 'silence dialog')));
+        report.push(...(await seriousViolations(p, 'silence dialog')));
         await p.keyboard.press('Escape');
         await p.goto(`${backend.apiUrl}/#/checks/${CHECK}?namespace=default`);
         await p.getByRole('heading', { name: 'Definition' }).waitFor();
-        report.push(...(await axe(p, 'check')));
+        report.push(...(await seriousViolations(p, 'check')));
         await p.getByRole('button', { name: 'Run now' }).click();
         await p.getByRole('dialog', { name: `Run check ${CHECK} now` }).waitFor();
-        report.push(...(await axe(p, 'run dialog')));
+        report.push(...(await seriousViolations(p, 'run dialog')));
         assert.equal(report, [], report.join('\n'));
       },
       { colorScheme },
