@@ -100,7 +100,9 @@ export async function runFault(ctx: Ctx, name: string, fault: () => Promise<Faul
   if (sched.doubled.length)
     failures.push(`check requests delivered twice: ${sched.doubled.slice(0, 5).join(', ')}`);
   if (out.reconnectBoundMs !== undefined && rc.maxMs > out.reconnectBoundMs)
-    failures.push(`an agent took ${rc.maxMs} ms to reconnect (bound ${out.reconnectBoundMs} ms)`);
+    failures.push(
+      `an agent took ${rc.maxMs} ms to reconnect (bound ${out.reconnectBoundMs} ms): ${rc.slowest}`,
+    );
   if (out.missed) failures.push(`${out.missed} dead agents got no keepalive alert`);
 
   const bySource = (ops: Array<{ source: string }>) =>

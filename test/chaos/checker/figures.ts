@@ -14,6 +14,8 @@ interface ReconnectFigures {
   count: number;
   p50Ms: number;
   maxMs: number;
+  /** The slowest return told attempt by attempt, so a failed bound says where the time went. */
+  slowest?: string;
   /** Agents (not closed for good) still away now. */
   stillAway: number;
 }
@@ -23,10 +25,12 @@ export function reconnects(h: History, from: number, to: number, dead: Set<strin
   const now = Date.now();
   const rs = h.reconnects.filter((r) => r.closedAt >= from && r.closedAt < to && !dead.has(r.agent));
   const ms = rs.map((r) => (r.openedAt ?? now) - r.closedAt);
+  const worst = rs[ms.indexOf(Math.max(...ms))];
   return {
     count: rs.length,
     p50Ms: quantile(ms, 0.5),
     maxMs: ms.length ? Math.max(...ms) : 0,
+    ...(worst ? { slowest: story(h, worst) } : {}),
     stillAway: rs.filter((r) => r.openedAt === undefined).length,
   };
 }
@@ -100,4 +104,20 @@ export function configStall(h: History, from: number, to: number): { maxGapMs: n
   let maxGapMs = 0;
   for (let i = 1; i < points.length; i++) maxGapMs = Math.max(maxGapMs, points[i]! - points[i - 1]!);
   return { maxGapMs, failed };
+}
+
+/** One agent's way back: the close, each failed attempt (its length, reason, answering node), the reopen. */
+function story(h: History, r: History['reconnects'][number]): string {
+  const t = (ms: number) => `+${((ms - r.closedAt) / 1000).toFixed(1)}s`;
+  const tries = h.connectFailures
+    .filter((f) => f.agent === r.agent && f.at >= r.closedAt && f.at <= (r.openedAt ?? Infinity))
+    .map(
+      (f) =>
+        `${t(f.startedAt)} try ${((f.at - f.startedAt) / 1000).toFixed(1)}s: ${f.reason}${f.node ? ` (${f.node})` : ''}`,
+    );
+  return [
+    `${r.agent} left ${r.node ?? '?'} (close ${r.code})`,
+    ...tries,
+    r.openedAt === undefined ? 'still away' : `${t(r.openedAt)} open`,
+  ].join('; ');
 }

@@ -44,6 +44,14 @@ export interface Reconnect {
   openedAt?: number;
 }
 
+interface ConnectFailure {
+  agent: string;
+  startedAt: number;
+  at: number;
+  reason: string;
+  node?: string;
+}
+
 interface Tick {
   agent: string;
   check: string;
@@ -62,8 +70,11 @@ export class History {
   readonly ops: EventOp[] = [];
   readonly reconnects: Reconnect[] = [];
   readonly ticks: Tick[] = [];
-  /** Failed connection attempts of agents, with the reason (HTTP status, socket error, timeout). */
-  readonly connectFailures: Array<{ agent: string; at: number; reason: string }> = [];
+  /**
+   * Failed connection attempts of agents: when each began and ended, the reason (HTTP status, socket
+   * error, timeout) and the backend that answered, if one did.
+   */
+  readonly connectFailures: ConnectFailure[] = [];
   /** Configuration writes: when each attempt ended and whether etcd took it. */
   readonly configWrites: Array<{ at: number; ok: boolean; ms: number }> = [];
   readonly phases: Phase[] = [];

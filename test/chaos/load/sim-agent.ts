@@ -138,6 +138,7 @@ export class SimAgent {
 
   private connect(): void {
     if (this.dead) return;
+    const startedAt = Date.now();
     const ws = new WebSocket(this.url, {
       headers: {
         'Monitor-Namespace': NS,
@@ -151,15 +152,21 @@ export class SimAgent {
       handshakeTimeout: 15_000,
     });
     this.ws = ws;
-    ws.on('upgrade', (res) => {
+    // The node that answered this attempt, if one did (our refusals name it too).
+    let answeredBy: string | undefined;
+    const backendId = (res: { headers: Record<string, string | string[] | undefined> }) => {
       const id = res.headers['backend-id'];
-      this.node = Array.isArray(id) ? id[0] : id;
+      return Array.isArray(id) ? id[0] : id;
+    };
+    ws.on('upgrade', (res) => {
+      this.node = answeredBy = backendId(res);
     });
     ws.on('open', () => this.onOpen());
     ws.on('message', (data) => this.onMessage(messageBytes(data as Buffer)));
     ws.on('pong', () => (this.lastHeard = Date.now()));
     let why = 'closed before open';
     ws.on('unexpected-response', (_req, res) => {
+      answeredBy = backendId(res);
       why = `HTTP ${res.statusCode}`;
       res.resume();
       ws.terminate();
@@ -171,7 +178,13 @@ export class SimAgent {
     });
     ws.on('close', () => {
       if (!this.open && ws === this.ws)
-        this.history.connectFailures.push({ agent: this.name, at: Date.now(), reason: why });
+        this.history.connectFailures.push({
+          agent: this.name,
+          startedAt,
+          at: Date.now(),
+          reason: why,
+          node: answeredBy,
+        });
     });
     ws.on('close', (code) => this.onClose(ws, code));
   }
