@@ -16,6 +16,7 @@ import {
 import { KvStore } from './kv-store.ts';
 import { toHdrs, type Headers } from './nats-headers.ts';
 import { RequestMux } from './request-mux.ts';
+import { Slices } from './slices.ts';
 
 // The connection to NATS: core request/reply and pub/sub for the mesh, JetStream streams and
 // consumers, and the KV buckets of durable actor state (their reads and writes are kv-store.ts).
@@ -62,13 +63,15 @@ class Inbound implements InboundMsg {
 
 export class NatsAdapter {
   private readonly mux: RequestMux;
+  /** Every delivery of this connection, replies included, runs through one FIFO of short slices. */
+  private readonly slices = new Slices();
   private reconnecting = false;
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
   ) {
-    this.mux = new RequestMux(nc);
+    this.mux = new RequestMux(nc, this.slices);
   }
 
   static async connect(opts: NatsAdapterOptions): Promise<NatsAdapter> {
@@ -135,7 +138,7 @@ export class NatsAdapter {
     const sub = this.nc.subscribe(subject, {
       queue: opts.queue,
       callback: (err, m) => {
-        if (!err) onMsg(new Inbound(m));
+        if (!err) this.slices.run(() => onMsg(new Inbound(m)));
       },
     });
     return { unsubscribe: () => sub.unsubscribe() };

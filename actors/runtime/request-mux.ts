@@ -1,4 +1,5 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
+import type { Slices } from './slices.ts';
 
 // Request/reply for the NATS adapter (nats.ts). The errors a request can end with live here, where
 // they are raised, so callers (ask.ts, the KV store) tell them apart without importing the connection.
@@ -58,7 +59,10 @@ export class RequestMux {
   private readonly sweep: NodeJS.Timeout;
   private seq = 0;
 
-  constructor(private readonly nc: NatsConnection) {
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly slices: Slices,
+  ) {
     nc.subscribe(`${this.inbox}.*`, {
       callback: (err, m) => {
         if (!err) this.onReply(m);
@@ -104,9 +108,11 @@ export class RequestMux {
     const p = this.pending.get(token);
     if (!p) return;
     this.pending.delete(token);
+    // Taken off the sweep now; what waits on it runs in its slice (./slices.ts).
     // The server answers 503 on the reply subject when nobody listens on the request subject.
-    if (m.headers?.code === 503 && m.data.length === 0) p.reject(new NoRespondersError(p.subject));
-    else p.resolve(m);
+    if (m.headers?.code === 503 && m.data.length === 0)
+      this.slices.run(() => p.reject(new NoRespondersError(p.subject)));
+    else this.slices.run(() => p.resolve(m));
   }
 
   close(): void {
