@@ -19,6 +19,7 @@ import { VERSION, versionLine } from '../../proto/version.ts';
 import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
+import { loadApiServerTls } from '../api/tls.ts';
 import { CommandError, connectEtcd } from './etcd-command.ts';
 import { startBackendNode } from './node.ts';
 import { loadStoreAccess, type StoreAccess } from './store-access.ts';
@@ -172,7 +173,7 @@ async function start(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, backendFlags, BackendConfig, 'Usage: monitor-backend start [flags]');
   if (!cfg) return;
   // Read before anything starts, so a bad TLS file or credential is a config error (exit 2) like a bad flag.
-  const agentTls = withConfigErrors(() => loadAgentServerTls(cfg));
+  const tls = withConfigErrors(() => ({ agent: loadAgentServerTls(cfg), api: loadApiServerTls(cfg) }));
   const access: StoreAccess = withConfigErrors(() => loadStoreAccess(cfg));
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node: Awaited<ReturnType<typeof startBackendNode>> | undefined;
@@ -182,7 +183,7 @@ async function start(argv: string[]): Promise<void> {
     node ? void shutdown('uncaughtException', UNCAUGHT_EXIT_CODE) : process.exit(UNCAUGHT_EXIT_CODE),
   );
   try {
-    node = await startBackendNode(cfg, log, access, agentTls);
+    node = await startBackendNode(cfg, log, access, tls);
   } catch (err) {
     fail((err as Error).message, 1);
   }
