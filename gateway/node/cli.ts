@@ -16,6 +16,8 @@ import {
   upgradeFlags,
 } from '../../proto/schemas/backend-config.ts';
 import { VERSION, versionLine } from '../../proto/version.ts';
+import { processServiceContext, runService, serviceUsage } from '../../lib/service/command.ts';
+import { BACKEND_SERVICE } from './service-unit.ts';
 import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
@@ -42,6 +44,7 @@ Commands:
   start     start a backend node (embedded etcd and NATS unless --etcd-client-urls / --nats-url)
   init      initialize a cluster: the administrator, default namespace, agent user, roles
   upgrade   upgrade the datastore once every backend runs this version (asks y/n; --skip-confirm)
+  service   install or uninstall the systemd unit (monitor-backend service --help)
   version   print the version
   help      show this help`;
 
@@ -224,10 +227,16 @@ async function start(argv: string[]): Promise<void> {
   });
 }
 
-/** Runs one monitor-backend command; `start` returns once the node runs, and the process lives on. */
-export async function runBackendCommand(argv: string[]): Promise<void> {
+/**
+ * Runs one monitor-backend command; `start` returns once the node runs, and the process lives on.
+ * `launcher` is the script a systemd unit runs (`service install`).
+ */
+export async function runBackendCommand(argv: string[], launcher: string): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
+    case 'service':
+      process.exitCode = runService(BACKEND_SERVICE, rest, processServiceContext(launcher));
+      return;
     case 'start':
       return start(rest);
     case 'init':
@@ -242,6 +251,10 @@ export async function runBackendCommand(argv: string[]): Promise<void> {
     case '--help':
     case '-h':
     case undefined:
+      if (rest[0] === 'service') {
+        process.stdout.write(serviceUsage(BACKEND_SERVICE) + '\n');
+        return;
+      }
       process.stdout.write(USAGE + '\n');
       return;
     default:

@@ -58,7 +58,7 @@ const displayHost = (h: string) =>
   h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, '');
 
 /** TLS of the node's two ports, read at start; undefined: plain. */
-export interface NodeTls {
+interface NodeTls {
   agent?: AgentServerTls;
   api?: ApiServerTls;
 }
