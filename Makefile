@@ -11,7 +11,9 @@ ETCD := $(shell command -v etcd 2>/dev/null)
 
 help:
 	@echo "make build  - compile bin/*.ts into dist/*.mjs, the programs bin/monitor-backend, bin/monitor-agent and bin/monitorctl run"
-	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent"
+	@echo "make run    - set up, then start a backend with embedded etcd and NATS plus a local agent (the backend stays when the agent stops)"
+	@echo "             ports, each a variable (make run API_PORT=9080): API_PORT (8080) AGENT_PORT (8081) LEGACY_API_PORT (4567)"
+	@echo "             ETCD_CLIENT_PORT (2379) ETCD_PEER_PORT (2380) NATS_PORT (4222) AGENT_API_PORT (3031) AGENT_SOCKET_PORT (3030) STATSD_PORT (8125)"
 	@echo "make test   - set up, lint (types, layers) and run every test suite"
 	@echo "make cluster - start a local cluster in the background: 3 etcd, 3 nats-server, 3 backends, haproxy, an agent"
 	@echo "make cluster-status / cluster-down / cluster-wipe - look at it, stop it (data kept), stop it and remove its folder"
@@ -82,8 +84,21 @@ deploy-binaries:
 build: deps
 	@node --import tsx deploy/build/main.ts
 
+# The ports of `make run` (deploy/local/run.sh), one variable each: `make run API_PORT=9080`, or the
+# same name in the environment. README, "Two commands", lists them.
+API_PORT ?= 8080
+AGENT_PORT ?= 8081
+LEGACY_API_PORT ?= 4567
+ETCD_CLIENT_PORT ?= 2379
+ETCD_PEER_PORT ?= 2380
+NATS_PORT ?= 4222
+AGENT_API_PORT ?= 3031
+AGENT_SOCKET_PORT ?= 3030
+STATSD_PORT ?= 8125
+RUN_PORTS := API_PORT AGENT_PORT LEGACY_API_PORT ETCD_CLIENT_PORT ETCD_PEER_PORT NATS_PORT AGENT_API_PORT AGENT_SOCKET_PORT STATSD_PORT
+
 run: setup build
-	@deploy/local/run.sh
+	@$(foreach v,$(RUN_PORTS),$(v)=$($(v))) deploy/local/run.sh
 
 # A local cluster on 127.0.0.1 in the background (docs/operations-local-cluster.md): folder CLUSTER_DIR
 # (.cluster/), ports from CLUSTER_BASE_PORT (18100) or one variable each.

@@ -1,6 +1,7 @@
 import { Agent } from './agent.ts';
 import { withCloudProvider } from './cloud/index.ts';
-import { processServiceContext, runService, SERVICE_USAGE } from './service/index.ts';
+import { processServiceContext, runService } from '../lib/service/command.ts';
+import { AGENT_SERVICE, SERVICE_USAGE } from './service.ts';
 import { systemInfo } from '../lib/system.ts';
 import { ListenError } from './listen.ts';
 import { OutboxOpenError } from './outbox/index.ts';
@@ -106,7 +107,7 @@ export async function runAgentCommand(argv: string[], launcher: string): Promise
     case 'start':
       return start(rest);
     case 'service':
-      process.exitCode = runService(rest, processServiceContext(launcher));
+      process.exitCode = runService(AGENT_SERVICE, rest, processServiceContext(launcher));
       return;
     case 'version':
       process.stdout.write(versionLine('monitor-agent') + '\n');

@@ -25,6 +25,13 @@ export interface Workflow {
 }
 
 export class WorkflowResolver {
+  /**
+   * `namespace/handler` of the missing handlers already warned about: one warning per name for the
+   * life of the process, not one per event; forgotten when the handler shows up, so it warns again
+   * if it goes away later (docs/operations.md#logs).
+   */
+  private readonly missing = new Set<string>();
+
   constructor(
     private readonly config: ConfigStore,
     private readonly log: Logger,
@@ -120,10 +127,14 @@ export class WorkflowResolver {
     path: Set<string>,
   ): void {
     const h = this.config.get<HandlerSpec>(configKeys.namespaced('handlers', namespace, name));
+    const key = `${namespace}/${name}`;
     if (!h) {
-      this.log.info('handler does not exist', { namespace, handler: name });
+      if (this.missing.has(key)) return;
+      this.missing.add(key);
+      this.log.warn('handler does not exist', { namespace, handler: name });
       return;
     }
+    this.missing.delete(key);
     if (h.type !== 'set') {
       into.set(name, { ...h, metadata: { ...h.metadata, name } });
       return;

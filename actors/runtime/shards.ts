@@ -227,7 +227,7 @@ export class ShardManager {
       const o = this.ownerOf(s);
       return !o || o.lease === leaseId;
     });
-    await this.parallel(toRelease, (s) => this.release(s));
+    await this.handOff(toRelease, 'rebalance');
     await this.parallel(toAcquire, (s) => this.acquire(s, leaseId));
     if ([...desired].every((s) => this.owned.has(s))) this.settledLease = leaseId;
     // Shards held by a stale record of ourselves (an earlier lease) are freed by Membership.join.
@@ -274,13 +274,43 @@ export class ShardManager {
     }
   }
 
-  private async release(shard: number): Promise<void> {
+  /**
+   * Releases `shards` and logs one summary line (how many, how long) rather than one per shard: a
+   * stop hands off every shard the node holds (docs/operations.md#logs). At a rebalance the first
+   * failure ends the pass (it is retried); at a stop every shard is tried and failures are counted.
+   */
+  private async handOff(shards: number[], reason: 'rebalance' | 'shutdown'): Promise<void> {
+    if (shards.length === 0) return;
+    const began = Date.now();
+    let released = 0;
+    let failed = 0;
+    const one = async (s: number) => {
+      if (reason === 'rebalance') {
+        if (await this.release(s)) released++;
+        return;
+      }
+      await this.release(s).then(
+        (done) => void (done && released++),
+        () => void failed++,
+      );
+    };
+    try {
+      await this.parallel(shards, one, reason === 'shutdown');
+    } finally {
+      const fields = { reason, shards: released, ms: Date.now() - began };
+      if (failed > 0) this.opts.log.warn('shards handed off, some failed', { ...fields, failed });
+      else if (released > 0) this.opts.log.info('shards handed off', fields);
+    }
+  }
+
+  /** False when the shard was not held (any more). */
+  private async release(shard: number): Promise<boolean> {
     const fence = this.owned.get(shard);
-    if (fence === undefined) return;
+    if (fence === undefined) return false;
     await this.host.deactivate(shard);
     this.owned.delete(shard);
     await this.etcd.deleteIfCreatedAt(etcdKeys.shardOwner(shard), fence);
-    this.opts.log.info('shard handed off', { shard });
+    return true;
   }
 
   /**
@@ -331,7 +361,7 @@ export class ShardManager {
       .catch((err) =>
         this.opts.log.warn('member key not deleted before the handoff', { error: (err as Error).message }),
       );
-    await this.parallel([...this.owned.keys()], (s) => this.release(s).catch(() => {}), true);
+    await this.handOff([...this.owned.keys()], 'shutdown');
     await this.watch?.close();
   }
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: one backend with embedded etcd and NATS, plus a local agent, in the foreground.
-# Ctrl-C stops both. Ports and names can be changed through the environment (see README).
+# Ctrl-C stops both; the agent stopping alone leaves the backend running, so its keepalive alert
+# can be watched. Every port and name can be changed through the environment, or as a make variable
+# (`make run API_PORT=9080`; README, "Two commands").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -9,10 +11,18 @@ API_PORT=${API_PORT:-8080}
 AGENT_PORT=${AGENT_PORT:-8081}
 # The legacy API (Sensu Classic 1.x clients): on localhost only here, it has no RBAC of its own.
 LEGACY_API_PORT=${LEGACY_API_PORT:-4567}
+ETCD_CLIENT_PORT=${ETCD_CLIENT_PORT:-2379}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-2380}
+NATS_PORT=${NATS_PORT:-4222}
 AGENT_NAME=${AGENT_NAME:-$(hostname)}
 AGENT_API_PORT=${AGENT_API_PORT:-3031}
+AGENT_SOCKET_PORT=${AGENT_SOCKET_PORT:-3030}
+STATSD_PORT=${STATSD_PORT:-8125}
 LOG_LEVEL=${LOG_LEVEL:-info}
 mkdir -p "$STATE_DIR/agent"
+# Where the embedded etcd and NATS listen; init reaches etcd through the same flag.
+STORE_ARGS=(--etcd-listen-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT"
+  --etcd-listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --nats-listen "127.0.0.1:$NATS_PORT")
 # The programs run compiled (bin/ launchers import dist/); `make run` has just built them, this covers
 # a direct run after an edit (docs/operations.md#compiled-programs).
 node --import tsx deploy/build/main.ts --if-stale || exit 1
@@ -29,7 +39,7 @@ stop() {
 trap stop INT TERM
 
 bin/monitor-backend start --state-dir "$STATE_DIR/backend" --api-port "$API_PORT" --agent-port "$AGENT_PORT" \
-  --legacy-api-host 127.0.0.1 --legacy-api-port "$LEGACY_API_PORT" --log-level "$LOG_LEVEL" ${BACKEND_ARGS:-} &
+  "${STORE_ARGS[@]}" --legacy-api-host 127.0.0.1 --legacy-api-port "$LEGACY_API_PORT" --log-level "$LOG_LEVEL" ${BACKEND_ARGS:-} &
 backend_pid=$!
 
 for _ in $(seq 1 150); do
@@ -44,12 +54,14 @@ ADMIN_PASSWORD=${ADMIN_PASSWORD:-P@ssw0rd!}
 KEY_FILE="$STATE_DIR/admin.api-key"
 [ -s "$KEY_FILE" ] || node -e 'process.stdout.write(require("crypto").randomUUID())' > "$KEY_FILE"
 API_KEY=$(cat "$KEY_FILE")
-bin/monitor-backend init ${BACKEND_ARGS:-} --cluster-admin-username "$ADMIN_USER" --cluster-admin-password "$ADMIN_PASSWORD" \
+bin/monitor-backend init "${STORE_ARGS[@]}" ${BACKEND_ARGS:-} --cluster-admin-username "$ADMIN_USER" --cluster-admin-password "$ADMIN_PASSWORD" \
   --cluster-admin-api-key "$API_KEY" --ignore-already-initialized >/dev/null || { echo "monitor-backend init failed"; stop; }
 
 bin/monitor-agent start --backend-url "ws://127.0.0.1:$AGENT_PORT" --name "$AGENT_NAME" \
-  --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --api-port "$AGENT_API_PORT" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
+  --subscriptions "${SUBSCRIPTIONS:-linux}" --cache-dir "$STATE_DIR/agent" --api-port "$AGENT_API_PORT" \
+  --socket-port "$AGENT_SOCKET_PORT" --statsd-metrics-port "$STATSD_PORT" --log-level "$LOG_LEVEL" ${AGENT_ARGS:-} &
 agent_pid=$!
+echo "$agent_pid" > "$STATE_DIR/agent.pid"
 
 cat <<INFO
 
@@ -68,9 +80,19 @@ cat <<INFO
         -d '{"check":{"metadata":{"name":"hello"},"status":1,"output":"hello from curl"}}'
     a token instead of the key:
       curl -u $ADMIN_USER:'$ADMIN_PASSWORD' http://127.0.0.1:$API_PORT/auth
+    stop the agent alone (the backend stays; its keepalive alert comes after the warning timeout):
+      kill \$(cat $STATE_DIR/agent.pid)
+    ports: etcd $ETCD_CLIENT_PORT/$ETCD_PEER_PORT, NATS $NATS_PORT, agent sockets $AGENT_SOCKET_PORT, StatsD $STATSD_PORT (udp)
   Ctrl-C stops everything.
 
 INFO
-# Ctrl-C reaches every process of the group; when one of the two exits for any reason, stop the other.
+# Ctrl-C reaches every process of the group. The agent stopping (killed, or failing) leaves the
+# backend up, so its keepalive alert can be watched; the backend stopping ends everything.
 wait -n "$backend_pid" "$agent_pid"
+if kill -0 "$backend_pid" 2>/dev/null; then
+  agent_pid=""
+  rm -f "$STATE_DIR/agent.pid"
+  echo "monitor-agent stopped; the backend keeps running (Ctrl-C stops it)"
+  wait "$backend_pid"
+fi
 stop

@@ -1,6 +1,8 @@
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions } from 'node:https';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { httpsOptions, verifyClientCertificate, type ApiServerTls } from './tls.ts';
 
 const DEFAULTS = {
   /** While stopping, idle keep-alive connections are closed this often, so each ends after its answer. */
@@ -16,13 +18,26 @@ export interface ApiListener {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Listens with the app on host:port; resolves once listening, rejects when the port is taken. */
-// Any app's environment will do: the server only calls its fetch.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function listenApi(app: Hono<any>, host: string, port: number): Promise<ApiListener> {
+/** HTTPS with the API's pair, client certificates checked before the app sees the request. */
+const createTlsServer = (tls: ApiServerTls) => (opts: ServerOptions, listener?: RequestListener) =>
+  createHttpsServer({ ...opts, ...httpsOptions(tls) }, verifyClientCertificate(listener!));
+
+/**
+ * Listens with the app on host:port (HTTPS when `tls` is given); resolves once listening, rejects
+ * when the port is taken.
+ */
+export function listenApi(
+  // Any app's environment will do: the server only calls its fetch.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  app: Hono<any>,
+  host: string,
+  port: number,
+  tls?: ApiServerTls,
+): Promise<ApiListener> {
   return new Promise((resolve, reject) => {
+    const where = { fetch: app.fetch, hostname: host.replace(/^\[|\]$/g, ''), port };
     const server: ServerType = serve(
-      { fetch: app.fetch, hostname: host.replace(/^\[|\]$/g, ''), port },
+      tls ? { ...where, createServer: createTlsServer(tls) as typeof createHttpsServer } : where,
       () => {
         server.off('error', reject);
         let closing: Promise<void> | undefined;

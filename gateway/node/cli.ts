@@ -16,9 +16,12 @@ import {
   upgradeFlags,
 } from '../../proto/schemas/backend-config.ts';
 import { VERSION, versionLine } from '../../proto/version.ts';
+import { processServiceContext, runService, serviceUsage } from '../../lib/service/command.ts';
+import { BACKEND_SERVICE } from './service-unit.ts';
 import type { EtcdAdapter } from '../../actors/runtime/etcd.ts';
 import { AlreadyInitializedError, initCluster } from '../auth/seed.ts';
 import { loadAgentServerTls } from '../agents/tls.ts';
+import { loadApiServerTls } from '../api/tls.ts';
 import { CommandError, connectEtcd } from './etcd-command.ts';
 import { startBackendNode } from './node.ts';
 import { loadStoreAccess, type StoreAccess } from './store-access.ts';
@@ -41,6 +44,7 @@ Commands:
   start     start a backend node (embedded etcd and NATS unless --etcd-client-urls / --nats-url)
   init      initialize a cluster: the administrator, default namespace, agent user, roles
   upgrade   upgrade the datastore once every backend runs this version (asks y/n; --skip-confirm)
+  service   install or uninstall the systemd unit (monitor-backend service --help)
   version   print the version
   help      show this help`;
 
@@ -172,7 +176,7 @@ async function start(argv: string[]): Promise<void> {
   const cfg = loadConfig(argv, backendFlags, BackendConfig, 'Usage: monitor-backend start [flags]');
   if (!cfg) return;
   // Read before anything starts, so a bad TLS file or credential is a config error (exit 2) like a bad flag.
-  const agentTls = withConfigErrors(() => loadAgentServerTls(cfg));
+  const tls = withConfigErrors(() => ({ agent: loadAgentServerTls(cfg), api: loadApiServerTls(cfg) }));
   const access: StoreAccess = withConfigErrors(() => loadStoreAccess(cfg));
   const log = createLogger(cfg['log-level'], { component: 'backend' });
   let node: Awaited<ReturnType<typeof startBackendNode>> | undefined;
@@ -182,7 +186,7 @@ async function start(argv: string[]): Promise<void> {
     node ? void shutdown('uncaughtException', UNCAUGHT_EXIT_CODE) : process.exit(UNCAUGHT_EXIT_CODE),
   );
   try {
-    node = await startBackendNode(cfg, log, access, agentTls);
+    node = await startBackendNode(cfg, log, access, tls);
   } catch (err) {
     fail((err as Error).message, 1);
   }
@@ -223,10 +227,16 @@ async function start(argv: string[]): Promise<void> {
   });
 }
 
-/** Runs one monitor-backend command; `start` returns once the node runs, and the process lives on. */
-export async function runBackendCommand(argv: string[]): Promise<void> {
+/**
+ * Runs one monitor-backend command; `start` returns once the node runs, and the process lives on.
+ * `launcher` is the script a systemd unit runs (`service install`).
+ */
+export async function runBackendCommand(argv: string[], launcher: string): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
+    case 'service':
+      process.exitCode = runService(BACKEND_SERVICE, rest, processServiceContext(launcher));
+      return;
     case 'start':
       return start(rest);
     case 'init':
@@ -241,6 +251,10 @@ export async function runBackendCommand(argv: string[]): Promise<void> {
     case '--help':
     case '-h':
     case undefined:
+      if (rest[0] === 'service') {
+        process.stdout.write(serviceUsage(BACKEND_SERVICE) + '\n');
+        return;
+      }
       process.stdout.write(USAGE + '\n');
       return;
     default:

@@ -11,6 +11,7 @@ import { pipelineInterest } from '../../actors/pipeline/workflows.ts';
 import { PipelineQueue } from '../../actors/pipeline/queue.ts';
 import { Authorizer } from '../auth/rbac.ts';
 import { loadAgentServerTls, type AgentServerTls } from '../agents/tls.ts';
+import { loadApiServerTls, type ApiServerTls } from '../api/tls.ts';
 import { ServiceRunner, type Service } from './service.ts';
 import type { StoreAccess } from './store-access.ts';
 import { portsService, sandboxService, stateDirService } from './services/local.ts';
@@ -56,10 +57,16 @@ function lazy<T>(make: () => T): () => T {
 const displayHost = (h: string) =>
   h === '[::]' || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.replace(/^\[|\]$/g, '');
 
-function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): NodeUrls {
+/** TLS of the node's two ports, read at start; undefined: plain. */
+interface NodeTls {
+  agent?: AgentServerTls;
+  api?: ApiServerTls;
+}
+
+function nodeUrls(cfg: BackendConfig, tls: NodeTls): NodeUrls {
   return {
-    api: `http://${displayHost(cfg['api-host'])}:${cfg['api-port']}`,
-    agent: `${agentTls ? 'wss' : 'ws'}://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`,
+    api: `${tls.api ? 'https' : 'http'}://${displayHost(cfg['api-host'])}:${cfg['api-port']}`,
+    agent: `${tls.agent ? 'wss' : 'ws'}://${displayHost(cfg['agent-host'])}:${cfg['agent-port']}`,
   };
 }
 
@@ -68,13 +75,7 @@ function nodeUrls(cfg: BackendConfig, agentTls: AgentServerTls | undefined): Nod
  * and NATS when no external ones are given, the clients and stores, membership, the actor host and
  * shard ownership, the schedules, the agent listener, what the API needs besides, and the API last.
  */
-function nodeServices(
-  cfg: BackendConfig,
-  log: Logger,
-  agentTls: AgentServerTls | undefined,
-  access: StoreAccess,
-  onFatal: OnFatal,
-) {
+function nodeServices(cfg: BackendConfig, log: Logger, tls: NodeTls, access: StoreAccess, onFatal: OnFatal) {
   const embeddedEtcd =
     cfg['etcd-client-urls'].length === 0 ? embeddedEtcdService(cfg, log, onFatal) : undefined;
   const embeddedNats = cfg['nats-url'].length === 0 ? embeddedNatsService(cfg, log, onFatal) : undefined;
@@ -86,7 +87,7 @@ function nodeServices(
   const nats = natsService(cfg, natsUrls, access.nats, log);
   const stores = bucketsService(cfg, nats.get);
   const config = configService(etcd.get, log);
-  const membership = membershipService(cfg, nodeUrls(cfg, agentTls), etcd.get, log);
+  const membership = membershipService(cfg, nodeUrls(cfg, tls), etcd.get, log);
 
   const interest = lazy(() => pipelineInterest(config.get()));
   const pipelineQueue = lazy(() => new PipelineQueue(nats.get(), interest()));
@@ -118,7 +119,7 @@ function nodeServices(
   const actors = lazy(() => new ActorClient(nats.get(), SHARD_COUNT, host.get()));
   const agents = agentsService(
     cfg,
-    agentTls,
+    tls.agent,
     {
       config: config.get,
       authz,
@@ -185,6 +186,7 @@ function nodeServices(
       legacy: legacyViews.get,
     },
     log,
+    tls.api,
   );
 
   const legacyApi = legacyApiService(cfg, legacyViews.get);
@@ -241,19 +243,19 @@ export async function startBackendNode(
   cfg: BackendConfig,
   log: Logger,
   access: StoreAccess,
-  agentTls = loadAgentServerTls(cfg),
+  tls: NodeTls = { agent: loadAgentServerTls(cfg), api: loadApiServerTls(cfg) },
 ): Promise<BackendNode> {
   let reportFatal!: OnFatal;
   const fatal = new Promise<string>((r) => {
     reportFatal = r;
   });
-  const { services, etcdUrls, natsUrls, drain } = nodeServices(cfg, log, agentTls, access, (msg) =>
+  const { services, etcdUrls, natsUrls, drain } = nodeServices(cfg, log, tls, access, (msg) =>
     reportFatal(msg),
   );
   const stopStallWatch = watchLoopStalls(log);
   const runner = new ServiceRunner(log);
   await runner.start(services);
-  const urls = nodeUrls(cfg, agentTls);
+  const urls = nodeUrls(cfg, tls);
   log.info('backend started', {
     node: cfg.name,
     api: urls.api,

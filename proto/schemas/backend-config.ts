@@ -28,6 +28,21 @@ export const backendFlags: FlagSpec[] = [
   { name: 'api-host', type: 'string', description: 'address the REST API listens on', default: '[::]' },
   { name: 'api-port', type: 'int', description: 'port of the REST API', default: 8080 },
   {
+    name: 'cert-file',
+    type: 'string',
+    description:
+      'certificate (chain, leaf first) of the REST API port; with --key-file it serves HTTPS (REST, dashboard, /health)',
+    default: '',
+  },
+  { name: 'key-file', type: 'string', description: 'private key of --cert-file', default: '' },
+  {
+    name: 'trusted-ca-file',
+    type: 'string',
+    description:
+      'certificate authorities for client certificates on the REST API port (verified when presented, not required)',
+    default: '',
+  },
+  {
     name: 'agent-host',
     type: 'string',
     description: 'address the agent WebSocket listens on',
@@ -275,6 +290,9 @@ export const BackendConfig = v.object({
   name: Name,
   'api-host': v.string(),
   'api-port': Port,
+  'cert-file': v.string(),
+  'key-file': v.string(),
+  'trusted-ca-file': v.string(),
   'agent-host': v.string(),
   'agent-port': Port,
   'agent-cert-file': v.string(),

@@ -10,7 +10,7 @@
  * stop or kill (same ports, same state dir).
  */
 import * as assert from 'uvu/assert';
-import { getJson, type JsonResponse } from './http.ts';
+import { getJson, getJsonTls, type ClientTls, type JsonResponse } from './http.ts';
 import { freePort } from './ports.ts';
 import { Proc, type ProcExit } from './proc.ts';
 import { tempDir } from './tmp.ts';
@@ -43,6 +43,11 @@ interface BackendOptions {
   env?: Record<string, string | undefined>;
   /** How long to wait for GET /health == 200; default 30000. */
   readyTimeoutMs?: number;
+  /**
+   * The REST API serves HTTPS (the caller gives --cert-file and --key-file in extraArgs): the harness
+   * trusts `ca` (and presents `cert`/`key` when given) for its own calls.
+   */
+  apiTls?: ClientTls;
   /** Run `monitor-backend init` (admin + API key) once ready; default true. */
   init?: boolean;
   /** More flags for that init, such as the credentials or TLS files of the external etcd. */
@@ -59,7 +64,7 @@ export const adminAuth = { Authorization: `Key ${ADMIN.apiKey}` };
 
 export interface Backend {
   name: string;
-  /** http://127.0.0.1:<apiPort> */
+  /** http://127.0.0.1:<apiPort> (https with apiTls) */
   apiUrl: string;
   /** ws://127.0.0.1:<agentPort> */
   agentUrl: string;
@@ -149,7 +154,16 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
   args.push(...(o.extraArgs ?? []));
 
   const proc = Proc.start(`backend:${o.name}`, BACKEND_BIN, args, { env: o.env });
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const apiUrl = `${o.apiTls ? 'https' : 'http'}://127.0.0.1:${apiPort}`;
+  const call = (url: string, init: Parameters<typeof getJson>[1] = {}): Promise<JsonResponse> => {
+    if (!o.apiTls) return getJson(url, init);
+    const { method, headers, body } = init;
+    return getJsonTls(url, o.apiTls, {
+      method,
+      headers: headers as Record<string, string> | undefined,
+      body: body as string | object | undefined,
+    });
+  };
   const backend: Backend = {
     name: o.name,
     apiUrl,
@@ -164,12 +178,12 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
     proc,
     // As the administrator unless the caller sends its own Authorization.
     get: (path, init) =>
-      getJson(apiUrl + path, {
+      call(apiUrl + path, {
         ...init,
         headers: { ...adminAuth, ...(init?.headers as Record<string, string> | undefined) },
       }),
-    health: () => getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
-    ready: () => getJson(`${apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }),
+    health: () => call(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) }),
+    ready: () => call(`${apiUrl}/ready`, { signal: AbortSignal.timeout(2000) }),
     logs: () => proc.jsonLines(),
     stop: (timeoutMs = 10_000) => proc.stop(timeoutMs),
     kill: (signal: NodeJS.Signals = 'SIGKILL') => proc.send(signal),
@@ -187,7 +201,7 @@ export async function startBackend(o: BackendOptions): Promise<Backend> {
       );
     }
     try {
-      const res = await getJson(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
+      const res = await call(`${apiUrl}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) {
         if (o.init !== false)
           await initCluster(external ? o.etcdUrl! : embedded!.etcdClientUrl, o.initArgs ?? []);

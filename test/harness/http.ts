@@ -1,6 +1,8 @@
 /**
- * Plain HTTP helpers for tests: a JSON-ish fetch and a polling wait.
+ * Plain HTTP helpers for tests: a JSON-ish fetch (and its HTTPS twin) and a polling wait.
  */
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 
 export interface JsonResponse<B = any> {
   status: number;
@@ -47,6 +49,70 @@ export async function getJson<B = any>(
     }
   }
   return { status: res.status, headers: res.headers, body: parsed as B };
+}
+
+/** TLS of a client call: the authorities to trust, and a client certificate to present. */
+export interface ClientTls {
+  ca: string;
+  cert?: string;
+  key?: string;
+}
+
+/**
+ * getJson over node:https with `tls` (fetch cannot be given authorities or a client certificate);
+ * the same answer shape. Only a string or plain-object body.
+ */
+export function getJsonTls<B = any>(
+  url: string,
+  tls: ClientTls,
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | object;
+    timeoutMs?: number;
+  } = {},
+): Promise<JsonResponse<B>> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const read = (p: string) => readFileSync(p, 'utf8');
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      {
+        method: init.method ?? 'GET',
+        headers,
+        ca: read(tls.ca),
+        cert: tls.cert ? read(tls.cert) : undefined,
+        key: tls.key ? read(tls.key) : undefined,
+        timeout: init.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = text.length > 0 ? JSON.parse(text) : text;
+          } catch {
+            /* keep the text */
+          }
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+          resolve({ status: res.statusCode ?? 0, headers: h, body: parsed as B });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url}`)));
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 interface WaitForOptions {

@@ -27,6 +27,7 @@ import type { LegacyServices } from '../../legacy/env.ts';
 import { NodeMetrics } from '../../api/metrics.ts';
 import { buildApi } from '../../api/app.ts';
 import { listenApi, type ApiListener } from '../../api/server.ts';
+import type { ApiServerTls } from '../../api/tls.ts';
 import type { HealthReport, ReadyReport } from '../../api/routes/system.ts';
 import { provider, service, type Provider, type Service } from '../service.ts';
 import type { QueueAdhoc } from './schedule.ts';
@@ -219,8 +220,13 @@ function metrics(d: ApiServiceDeps): NodeMetrics {
   });
 }
 
-/** The REST API; it listens last, once everything it reports on and writes through runs. */
-export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): Provider<ApiListener> {
+/** The REST API (HTTPS with `tls`); it listens last, once everything it reports on and writes through runs. */
+export function apiService(
+  cfg: BackendConfig,
+  d: ApiServiceDeps,
+  log: Logger,
+  tls: ApiServerTls | undefined,
+): Provider<ApiListener> {
   return provider(
     'api',
     async () => {
@@ -258,6 +264,7 @@ export function apiService(cfg: BackendConfig, d: ApiServiceDeps, log: Logger): 
         }),
         cfg['api-host'],
         cfg['api-port'],
+        tls,
       );
     },
     (api) => api.close(),

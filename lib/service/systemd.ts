@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
 
-// The systemd unit of the agent. Pure text building plus the daemon-reload call, so the command
-// layer (./index.ts) decides what to print and which exit code to use.
-
-export const UNIT_NAME = 'monitor-agent.service';
+// The systemd unit of a monitor program (the agent, the backend). Pure text building plus the
+// daemon-reload call, so the command layer (./command.ts) decides what to print and which exit
+// code to use.
 
 /**
  * One word of an ExecStart line. systemd splits on white space and honours double quotes with C
@@ -19,12 +18,20 @@ export function unitWord(word: string): string {
 const settingValue = (value: string): string => value.replace(/%/g, '%%');
 
 interface UnitOptions {
-  /** argv of the agent up to and excluding `start`: node and the monitor-agent script. */
+  /** The program's name: `monitor-agent`, `monitor-backend`. */
+  program: string;
+  /** The unit's Description=. */
+  description: string;
+  /** argv of the program up to and excluding `start`: node and the program's script. */
   command: string[];
-  /** Absolute; empty when the agent's default file applies. */
+  /** Absolute; empty when the program's default file applies. */
   configFile: string;
+  /** The file the program reads without --config-file, named in a comment of the unit. */
+  defaultConfig: string;
   /** Absolute; empty for the journal. */
   logFile: string;
+  /** Extra [Service] settings, such as LimitNOFILE=. */
+  settings?: string[];
 }
 
 export function unitText(o: UnitOptions): string {
@@ -32,9 +39,10 @@ export function unitText(o: UnitOptions): string {
     .map(unitWord)
     .join(' ');
   const lines = [
-    '# Written by `monitor-agent service install`; `monitor-agent service uninstall` removes it.',
+    `# Written by \`${o.program} service install\`; \`${o.program} service uninstall\` removes it.`,
+    `# Configuration: ${o.configFile || `${o.defaultConfig} (the default file; without it, the defaults)`}`,
     '[Unit]',
-    'Description=monitor agent',
+    `Description=${o.description}`,
     'After=network-online.target',
     'Wants=network-online.target',
     '',
@@ -42,11 +50,12 @@ export function unitText(o: UnitOptions): string {
     'Type=simple',
     'User=root',
     // The distribution defaults files, as packages install them; `-` means optional.
-    'EnvironmentFile=-/etc/default/monitor-agent',
-    'EnvironmentFile=-/etc/sysconfig/monitor-agent',
+    `EnvironmentFile=-/etc/default/${o.program}`,
+    `EnvironmentFile=-/etc/sysconfig/${o.program}`,
     `ExecStart=${exec}`,
     'Restart=always',
     'RestartSec=1',
+    ...(o.settings ?? []),
   ];
   if (o.logFile)
     lines.push(
