@@ -119,6 +119,9 @@ export const etcdKeys = {
   initialized: '/monitor/cluster/initialized',
   jwtSecret: '/monitor/cluster/jwt-secret',
   session: (id: string) => `/monitor/sessions/${id}`,
+  /** An OIDC login under way (by a digest of its `state`), and a finished one awaiting its dashboard. */
+  oidcFlow: (id: string) => `/monitor/oidc/flows/${id}`,
+  oidcHandoff: (id: string) => `/monitor/oidc/handoffs/${id}`,
 };
 
 /**

@@ -107,8 +107,10 @@ async function dump(deps: CliDeps, c: Command, what: string, o: DumpOptions): Pr
   for (const t of types) {
     bar.tick();
     const ns = t.namespaced && o.allNamespaces !== true ? s.namespace : undefined;
-    // Users' password hashes come only when asked for, and only to whoever may set any password.
-    const query = o.includeSecrets && t.singular === 'user' ? { include_secrets: 'true' } : undefined;
+    // Users' password hashes and OIDC client secrets come only when asked for, and only to whoever
+    // may set them anyway.
+    const secretful = t.singular === 'user' || t.singular === 'auth-provider';
+    const query = o.includeSecrets && secretful ? { include_secrets: 'true' } : undefined;
     let items = await client.list<Item>(collectionPath(t, ns), { query }).catch((err: unknown) => {
       throw err instanceof ApiError ? err.about(`list ${t.plural}`) : err;
     });

@@ -21,6 +21,7 @@ import { LEGACY_VIEWS_PREFIX, legacyViewRoutes } from './routes/legacy.ts';
 import type { LegacyServices } from '../legacy/env.ts';
 import { EventFeed } from './event-feed.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
+import { oidcRoutes } from './routes/oidc.ts';
 import { silencedExtraRoutes } from './routes/silenced-extras.ts';
 import { systemRoutes, type SystemDeps } from './routes/system.ts';
 import { userRoutes } from './routes/users.ts';
@@ -47,6 +48,8 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   app.use('*', limitBody(REQUEST_LIMIT_BYTES));
   app.route('/', systemRoutes(deps));
   app.route('/', authRoutes(deps));
+  // Public, and before the providers' routes below, whose authentication covers their whole prefix.
+  app.route('/', oidcRoutes(deps));
   app.route('/', dashboardRoutes((dashboard ??= loadDashboardAssets())));
 
   const core = new Hono<ApiEnv>();

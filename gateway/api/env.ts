@@ -8,6 +8,7 @@ import type { Authorizer, Subject } from '../auth/rbac.ts';
 import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
 import type { LoginLimits } from '../auth/login-limits.ts';
+import type { OidcLogin } from '../auth/oidc/login.ts';
 
 export interface SilencedExpiry {
   defaultSec: number;
@@ -24,6 +25,8 @@ export interface ApiServices {
   auth: Authenticator;
   /** Failed logins per user name and address (shared with the agent handshake). */
   loginLimits: LoginLimits;
+  /** OIDC logins through the providers of kind `oidc` (docs/compatibility.md#oidc). */
+  oidc: OidcLogin;
   actors: ActorClient;
   reads: EntityReads;
   readModel: EntityReadModel;

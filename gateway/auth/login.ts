@@ -46,11 +46,15 @@ export class Authenticator {
 
   /**
    * Whether a session may go on, and with which groups: a local user must still exist and be
-   * enabled; a directory user must still be found by its provider (groups re-read).
+   * enabled; a directory user must still be found by its provider (groups re-read); an OIDC user's
+   * provider must still exist.
    */
   async current(session: LoggedIn): Promise<LoggedIn | undefined> {
     if (!session.provider) return this.localSubject(session.username);
     const provider = this.config.get<AuthProvider>(configKeys.cluster('authproviders', session.provider));
+    // An OIDC user is not asked for again before its next login: its session goes on with the groups
+    // it logged in with while its provider exists (docs/compatibility.md#oidc).
+    if (provider?.type === 'oidc') return { ...session, groups: withUsersGroup(session.groups) };
     if (!provider || !this.directory || !session.login) return undefined;
     const who = await this.directory.lookup(provider, session.login);
     return who

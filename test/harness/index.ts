@@ -40,3 +40,4 @@ export function loud<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>)
   };
 }
 export * from './monitorctl.ts';
+export * from './oidc.ts';

@@ -7,6 +7,7 @@ import {
   withProviderDefaults,
   type AuthProvider,
 } from '../../../proto/schemas/resources/authproviders.ts';
+import { withoutClientSecret } from '../../../proto/schemas/resources/oidc-provider.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, validate } from '../http.ts';
@@ -21,6 +22,19 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const key = (name: string) => configKeys.cluster('authproviders', name);
 
+  /**
+   * How providers are shown: an OIDC client secret never (docs/compatibility.md#oidc), except with
+   * `?include_secrets=true` (monitorctl dump --include-secrets) to a subject that may update every
+   * provider, who could set the secret anyway.
+   */
+  const viewFor = (c: Context<ApiEnv>): ((p: AuthProvider) => AuthProvider) => {
+    if (c.req.query('include_secrets') === 'true') {
+      authorize(c, svc, { verb: 'update', resource: 'authproviders', name: '' });
+      return (p) => p;
+    }
+    return (p) => (p.type === 'oidc' ? withoutClientSecret(p) : p);
+  };
+
   app.get('/authproviders', (c) => {
     authorize(c, svc, { verb: 'list', resource: 'authproviders' });
     const types = new Set(
@@ -32,7 +46,8 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
     const entries = svc.config
       .entries<AuthProvider>(configKeys.prefix('authproviders'))
       .filter((e) => types.size === 0 || types.has(e.value.type));
-    return c.json(page(c, entries, (e) => e.key, pagingOf(c)).map((e) => e.value));
+    const view = viewFor(c);
+    return c.json(page(c, entries, (e) => e.key, pagingOf(c)).map((e) => view(e.value)));
   });
 
   app.get('/authproviders/:name', (c) => {
@@ -40,7 +55,7 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
     authorize(c, svc, { verb: 'get', resource: 'authproviders', name });
     const p = svc.config.get<AuthProvider>(key(name));
     if (!p) throw new ApiError('not_found', `authentication provider "${name}" not found`);
-    return sendOne(c, p);
+    return sendOne(c, viewFor(c)(p));
   });
 
   app.put('/authproviders/:name', async (c) => {
@@ -59,12 +74,25 @@ export function authProviderRoutes(svc: ApiServices): Hono<ApiEnv> {
         'invalid_argument',
         `the name in the body ("${provider.metadata.name}") differs from the URL ("${name}")`,
       );
-    await svc.config.put(key(name), withProviderDefaults(provider));
+    await svc.config.put(
+      key(name),
+      withProviderDefaults(keepClientSecret(provider, svc.config.get(key(name)))),
+    );
     return c.body(null, 200);
   });
 
   app.delete('/authproviders/:name', (c) => remove(c, svc, c.req.param('name')));
   return app;
+}
+
+/**
+ * An OIDC provider replaced without `client_secret` keeps the stored one: reads never show it, so a
+ * read-modify-write must not lose it. `"client_secret": ""` removes it (a public client).
+ */
+function keepClientSecret(next: AuthProvider, stored: AuthProvider | undefined): AuthProvider {
+  if (next.type !== 'oidc' || next.spec.client_secret !== undefined || stored?.type !== 'oidc') return next;
+  if (stored.spec.client_secret === undefined) return next;
+  return { ...next, spec: { ...next.spec, client_secret: stored.spec.client_secret } };
 }
 
 /** Also reachable as DELETE /api/core/v2/namespaces/:ns/authproviders/:name (spec rule 3). */

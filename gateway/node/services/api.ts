@@ -22,6 +22,7 @@ import { VerifiedCache } from '../../auth/passwords.ts';
 import { TokenService } from '../../auth/tokens.ts';
 import { Authenticator } from '../../auth/login.ts';
 import { directoryLogin, directoryLookup } from '../../auth/ldap.ts';
+import { OidcLogin } from '../../auth/oidc/login.ts';
 import type { AgentGateway } from '../../agents/server.ts';
 import type { LegacyServices } from '../../legacy/env.ts';
 import { NodeMetrics } from '../../api/metrics.ts';
@@ -258,6 +259,7 @@ export function apiService(
             { login: directoryLogin, lookup: directoryLookup },
             apiLog,
           ),
+          oidc: new OidcLogin(d.etcd(), config, apiLog.child({ auth: 'oidc' })),
           queueAdhoc,
           ready: d.ready,
           legacy: d.legacy(),

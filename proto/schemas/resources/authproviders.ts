@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { Name } from '../common.ts';
+import { OidcProvider, withOidcDefaults } from './oidc-provider.ts';
 
 // Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT
 // example spells the kind `Type`; responses spell it `type`. Both spellings are accepted and stored as
@@ -46,25 +47,7 @@ export const DirectoryProvider = v.object({
 });
 export type DirectoryProvider = v.InferOutput<typeof DirectoryProvider>;
 
-const OidcProvider = v.object({
-  type: v.literal('oidc'),
-  api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
-  metadata: v.object({
-    name: Name,
-    labels: v.optional(v.record(v.string(), v.string())),
-    annotations: v.optional(v.record(v.string(), v.string())),
-    created_by: v.optional(v.string()),
-  }),
-  spec: v.looseObject({
-    client_id: v.optional(v.string()),
-    client_secret: v.optional(v.string()),
-    server: v.optional(v.string()),
-    groups_prefix: v.optional(v.string()),
-    username_prefix: v.optional(v.string()),
-  }),
-});
-
-export type AuthProvider = DirectoryProvider | v.InferOutput<typeof OidcProvider>;
+export type AuthProvider = DirectoryProvider | OidcProvider;
 
 /** The attributes a PUT must hold (docs/compatibility.md#authentication-providers), as paths, for a directory provider. */
 const REQUIRED_DIRECTORY = [
@@ -165,7 +148,7 @@ export const DIRECTORY_SEARCH_DEFAULTS: Record<
  * out.
  */
 export function withProviderDefaults(p: AuthProvider): AuthProvider {
-  if (p.type === 'oidc') return p;
+  if (p.type === 'oidc') return withOidcDefaults(p);
   const d = DIRECTORY_SEARCH_DEFAULTS[p.type];
   return {
     ...p,

@@ -71,6 +71,34 @@ export async function signIn(username, password) {
   keep({ username, tokens: await res.json(), obtained: Date.now() });
 }
 
+/**
+ * The logins the backend offers besides passwords: its OIDC providers, each with the route that
+ * starts its sign-in (docs/compatibility.md#oidc).
+ * @returns {Promise<Array<{ name: string, authorize: string }>>}
+ */
+export async function oidcProviders() {
+  const res = await fetch('/auth/methods');
+  if (!res.ok) throw await errorOf(res);
+  const body = await res.json();
+  return Array.isArray(body.oidc) ? body.oidc : [];
+}
+
+/**
+ * Finishes an OIDC sign-in: the one-time key the backend's callback put in the URL is traded for
+ * the tokens (the backend checks it against this browser's cookie).
+ * @param {string} handoff
+ */
+export async function completeOidc(handoff) {
+  const res = await fetch('/api/enterprise/authentication/v2/oidc/handoff', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ handoff }),
+  });
+  if (!res.ok) throw await errorOf(res);
+  const { username, ...tokens } = await res.json();
+  keep({ username, tokens, obtained: Date.now() });
+}
+
 /** Ends the session here and on the backend (its refresh token is revoked). */
 export async function signOut() {
   const s = session.peek();

@@ -1,15 +1,43 @@
 // @ts-check
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { messageOf } from '../api/errors.js';
-import { signIn } from '../api/session.js';
+import { completeOidc, oidcProviders, signIn } from '../api/session.js';
+import { DEFAULT_PATH, navigate, route } from '../router.js';
 
-/** Sign in with a local user or a user of an LDAP/AD provider (both go through `/auth`). */
+/**
+ * Sign in with a local user or a user of an LDAP/AD provider (both go through `/auth`), or through
+ * an OIDC provider: its button leaves for the provider, which sends the browser back to
+ * `#/signin?oidc_handoff=…` (or `oidc_error=…`) (docs/compatibility.md#oidc).
+ */
 export function SignIn() {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
+  const [providers, setProviders] = useState(/** @type {Array<{ name: string, authorize: string }>} */ ([]));
+
+  useEffect(() => {
+    oidcProviders()
+      .then(setProviders)
+      .catch(() => setProviders([]));
+    const { path, params } = route.peek();
+    if (path !== '/signin') return;
+    const [handoff, failed] = [params.get('oidc_handoff'), params.get('oidc_error')];
+    if (failed) {
+      setError(failed);
+      navigate('/signin', undefined, { replace: true });
+    }
+    if (!handoff) return;
+    setBusy(true);
+    completeOidc(handoff)
+      .then(() => navigate(DEFAULT_PATH, undefined, { replace: true }))
+      .catch((/** @type {unknown} */ err) => {
+        setError(messageOf(err));
+        navigate('/signin', undefined, { replace: true });
+      })
+      .finally(() => setBusy(false));
+  }, []);
 
   /** @param {Event} e */
   const submit = async (e) => {
@@ -54,6 +82,9 @@ export function SignIn() {
       /></label>
       ${error && html`<p class="error-text" role="alert">${error}</p>`}
       <button type="submit" class="primary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
+      ${providers.map(
+        (p) => html`<a class="button oidc" href=${p.authorize} key=${p.name}>Sign in with ${p.name}</a>`,
+      )}
     </form>
   </main>`;
 }
