@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../lib/log.ts';
 import { BackendConnection, type ConnectionOptions } from './connection.ts';
 import { buildEntity } from './entity.ts';
 import { readEntityConfig, withManaged, type ManagedFields } from './entity-config.ts';
-import { DEREGISTER_CLOSE_REASON } from '../proto/frames.ts';
+import { DEREGISTER_CLOSE_REASON, ENTITY_DELETED_CLOSE } from '../proto/frames.ts';
 import { EventRefusedError, prepareEvent, type EventSink } from './events/prepare.ts';
 import { Outbox, type OutboxStats } from './outbox/index.ts';
 import type { Event } from '../proto/schemas/event.ts';
@@ -109,12 +109,14 @@ export class Agent implements EventSink {
     this.connection.on('disconnected', ({ url, code, reason, retryIn }) => {
       this.stopKeepalives();
       this.outbox?.disconnected();
-      this.log.info('disconnected', {
-        url,
-        code,
-        reason,
-        ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}),
-      });
+      const fields = { url, code, reason, ...(retryIn !== undefined ? { retry_in_seconds: retryIn } : {}) };
+      // Not an outage: someone deleted this agent's entity (docs/compatibility.md#deleting-an-agents-entity-ends-its-session).
+      if (code === ENTITY_DELETED_CLOSE.code)
+        this.log.warn(
+          'the backend ended the session: this entity was deleted; reconnecting registers it again',
+          fields,
+        );
+      else this.log.info('disconnected', fields);
     });
     this.connection.on('ack', (a) => this.outbox?.ack(a));
     this.connection.on('entity_config', (value) => this.applyEntityConfig(value));

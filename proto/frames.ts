@@ -113,5 +113,18 @@ export const RECOGNISED_WRITES_PER_CHECK = 8;
  */
 export const DEREGISTER_CLOSE_REASON = 'deregister';
 
+/**
+ * How a backend ends the session of an agent whose entity was deleted through the API (a private
+ * WebSocket close code): the agent reconnects after its backoff and its next keepalive registers
+ * the entity again (docs/compatibility.md#deleting-an-agents-entity-ends-its-session).
+ */
+export const ENTITY_DELETED_CLOSE = { code: 4004, reason: 'entity deleted' } as const;
+
+/**
+ * Header of a direct message to an agent's session (`subjects.agent`) that ends the session instead
+ * of reaching the agent; its value is why (`entity deleted`).
+ */
+export const SESSION_END_HEADER = 'Monitor-Session-End';
+
 /** The entity_config answer when the backend stores no entity for the agent. */
 export const ENTITY_NOT_FOUND = { metadata: { name: 'not found' } } as const;

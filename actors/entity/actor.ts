@@ -68,6 +68,8 @@ interface EntityActorOptions {
   unsilence?: (namespace: string, names: string[]) => Promise<void>;
   /** Sends an agent its entity as the backend now stores it (after an API update). */
   pushConfig?: (namespace: string, name: string, entity: Entity) => void;
+  /** Ends the session of an agent, on whichever node it is connected (its entity was deleted). */
+  endSession?: (namespace: string, name: string) => void;
   /** `--legacy-cloudvm-url`: asked after a legacy client's keepalive alert (cloudvm.ts). */
   cloudvm?: CloudvmCheck;
 }
@@ -470,6 +472,24 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
     return { deleted: true };
   }
 
+  /**
+   * A delete asked for from outside (the APIs): the entity goes, and an agent connected for it is
+   * told once the delete is durable, so it does not run on a deleted entity unnoticed
+   * (docs/compatibility.md#deleting-an-agents-entity-ends-its-session). A legacy client keeps its
+   * connection, as Sensu Classic's did: its keepalives are what its removal is judged by.
+   */
+  async function deleteAgentEntity(
+    t: Turn<EntityState>,
+    origin: Origin,
+    msg?: DeleteEntityMsg | null,
+  ): Promise<{ deleted: boolean }> {
+    const entity = t.state?.entity;
+    const res = await deleteEntity(t, origin, msg);
+    if (res.deleted && entity?.entity_class === 'agent' && !entity.legacy && opts.endSession)
+      t.afterCommit(() => opts.endSession!(origin.namespace, origin.name));
+    return res;
+  }
+
   const originOf = (id: string, user = 'system'): Origin => {
     const i = id.indexOf('/');
     return { namespace: id.slice(0, i), name: id.slice(i + 1), user };
@@ -487,7 +507,7 @@ export function entityBehavior(opts: EntityActorOptions): ActorBehavior<EntitySt
       storeEvent(t, { ...msg, origin: { ...originOf(t.id), user: msg.origin?.user ?? 'system' } }),
     'delete-event': (t, msg) => deleteEvent(t, originOf(t.id), msg),
     'put-entity': (t, msg) => putEntity(t, originOf(t.id, msg.user), msg),
-    'delete-entity': (t, msg) => deleteEntity(t, originOf(t.id), msg),
+    'delete-entity': (t, msg) => deleteAgentEntity(t, originOf(t.id), msg),
     get: (t) => t.state?.entity ?? null,
     deregister: (t) => deregister(t, 'agent stopped'),
     'legacy-remove': (t, msg) => legacyRemove(t, msg),

@@ -138,6 +138,48 @@ export class EntityReadModel {
   readonly events = new SortedIndex();
   private watches: Array<{ stop(): void }> = [];
   private readonly eventListeners = new Set<EventChangeListener>();
+  private eventRev = 0;
+
+  /**
+   * The latest revision of the event bucket the model has applied: every change after it reaches
+   * the listeners of `onEventChange` (docs/architecture.md#live-event-stream).
+   */
+  get eventRevision(): number {
+    return this.eventRev;
+  }
+
+  /** The revisions the event bucket holds now (the oldest kept, the latest written). */
+  eventHistory(): Promise<{ first: number; last: number }> {
+    return this.eventStore.history();
+  }
+
+  /**
+   * The event changes after revision `after` through `upTo`, from the bucket itself, in revision
+   * order: each key's latest write since `after`. Undefined when more than `max` follow `after`.
+   */
+  async eventChangesSince(after: number, upTo: number, max: number): Promise<EventChange[] | undefined> {
+    const entries = await this.eventStore.changesSince(after, upTo, max);
+    if (!entries) return undefined;
+    const out: EventChange[] = [];
+    for (const e of entries) {
+      const k = compositeKey(e.key, false);
+      if (!k) continue;
+      const [namespace, entity, check] = k.split(SEP) as [string, string, string];
+      out.push(
+        e.deleted
+          ? { op: 'delete', namespace, entity, check, revision: e.revision }
+          : {
+              op: 'put',
+              namespace,
+              entity,
+              check,
+              json: Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength).toString('utf8'),
+              revision: e.revision,
+            },
+      );
+    }
+    return out;
+  }
 
   /** Calls `listener` on every event change after the first full pass; returns the unsubscribe. */
   onEventChange(listener: EventChangeListener): () => void {
@@ -194,6 +236,7 @@ export class EntityReadModel {
             seen = new Set();
           },
           onPut: (key, data, revision?: number) => {
+            if (emit && revision !== undefined && revision > this.eventRev) this.eventRev = revision;
             const item = toItem(key, data);
             if (!item) {
               const k = compositeKey(key, store === this.entityStore);
@@ -209,6 +252,7 @@ export class EntityReadModel {
             }
           },
           onDelete: (key, revision?: number) => {
+            if (emit && revision !== undefined && revision > this.eventRev) this.eventRev = revision;
             const k = compositeKey(key, store === this.entityStore);
             if (k) removed(k, revision);
           },

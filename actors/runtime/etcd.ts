@@ -181,7 +181,7 @@ export class EtcdAdapter {
   readonly client: Etcd3;
   private readonly callTimeoutMs: number;
 
-  constructor(opts: EtcdAdapterOptions) {
+  constructor(readonly opts: EtcdAdapterOptions) {
     this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULTS.callBudgetMs;
     this.client = new Etcd3({
       hosts: opts.endpoints,

@@ -16,6 +16,19 @@ export class CasConflictError extends Error {
 /** What a bucket needs of its connection (NatsAdapter, which creates the store): raw request/reply. */
 interface KvRequester {
   requestRaw(subject: string, data: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg>;
+  streamBounds(stream: string): Promise<{ first: number; last: number }>;
+  readStream(
+    stream: string,
+    range: { from: number; upTo: number; max: number; timeoutMs: number },
+  ): Promise<StreamMsg[] | undefined>;
+}
+
+/** A message read back from a stream, with its sequence. */
+export interface StreamMsg {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  header(name: string): string | undefined;
 }
 
 export interface KvEntry {
@@ -176,6 +189,40 @@ export class KvStore {
         current?.stop();
       },
     };
+  }
+
+  /**
+   * The revisions the bucket holds now: the oldest kept and the latest written. A bucket keeps one
+   * entry per key (its latest value or delete marker), so the oldest moves on as keys are rewritten.
+   */
+  history(): Promise<{ first: number; last: number }> {
+    return this.nats.streamBounds(this.stream);
+  }
+
+  /**
+   * The entries written after revision `after` through `upTo` that the bucket still holds, in
+   * revision order: for each key changed since, its latest write (a key written twice since keeps
+   * only the second). Undefined when more than `max` entries follow `after`.
+   */
+  async changesSince(after: number, upTo: number, max: number): Promise<KvEntry[] | undefined> {
+    if (upTo <= after) return [];
+    const msgs = await this.nats.readStream(this.stream, {
+      from: after + 1,
+      upTo,
+      max,
+      timeoutMs: KV_WRITE_TIMEOUT_MS,
+    });
+    if (!msgs) return undefined;
+    const prefix = `$KV.${this.bucket}.`;
+    return msgs.map((m) => {
+      const op = m.header(KV_OPERATION);
+      return {
+        key: m.subject.slice(prefix.length),
+        value: m.data,
+        revision: m.seq,
+        deleted: op === 'DEL' || op === 'PURGE',
+      };
+    });
   }
 
   /** Every live entry whose key matches `filter` (NATS subject wildcards). */

@@ -1,6 +1,7 @@
 import {
   connect,
   credsAuthenticator,
+  DeliverPolicy,
   DiscardPolicy,
   nanos,
   RetentionPolicy,
@@ -13,7 +14,7 @@ import {
   type MsgHdrs,
   type NatsConnection,
 } from 'nats';
-import { KvStore } from './kv-store.ts';
+import { KvStore, type StreamMsg } from './kv-store.ts';
 import { toHdrs, type Headers } from './nats-headers.ts';
 import { RequestMux } from './request-mux.ts';
 import { Slices } from './slices.ts';
@@ -299,6 +300,55 @@ export class NatsAdapter {
       max_age: nanos(ttlMs),
       duplicate_window: Math.min(duplicate_window, nanos(ttlMs)),
     });
+  }
+
+  /** The sequences a stream holds now: its first and its last (an empty stream: last + 1 and last). */
+  async streamBounds(stream: string): Promise<{ first: number; last: number }> {
+    const jsm = await this.nc.jetstreamManager();
+    const { state } = (await jsm.streams.info(stream)) as { state: { first_seq: number; last_seq: number } };
+    return { first: state.first_seq, last: state.last_seq };
+  }
+
+  /**
+   * The messages a stream holds from sequence `from` through `upTo`, in order, through an ordered
+   * consumer of its own; undefined when more than `max` wait from `from` on. The caller knows that the
+   * stream holds something from `from` on (`streamBounds`): a consumer with nothing to read would wait.
+   */
+  async readStream(
+    stream: string,
+    range: { from: number; upTo: number; max: number; timeoutMs: number },
+  ): Promise<StreamMsg[] | undefined> {
+    const consumer = await this.js.consumers.get(stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: range.from,
+    });
+    const messages = await consumer.consume({ max_messages: Math.min(range.max + 1, 512) });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      messages.stop();
+    }, range.timeoutMs);
+    const out: StreamMsg[] = [];
+    try {
+      for await (const m of messages) {
+        if (m.seq > range.upTo) break;
+        if (out.length === 0 && m.info.pending + 1 > range.max) return undefined;
+        out.push({
+          seq: m.seq,
+          subject: m.subject,
+          data: m.data,
+          header: (n) => m.headers?.get(n) || undefined,
+        });
+        if (m.info.pending === 0 || m.seq >= range.upTo) break;
+      }
+    } finally {
+      clearTimeout(timer);
+      messages.stop();
+      await consumer.delete().catch(() => {});
+    }
+    if (timedOut)
+      throw new Error(`reading ${stream} from ${range.from} timed out after ${range.timeoutMs} ms`);
+    return out;
   }
 
   /** How many messages a stream holds (a work queue: how many wait or run). */

@@ -5,10 +5,12 @@ import {
   encodeFrame,
   decodeFrame,
   DEREGISTER_CLOSE_REASON,
+  ENTITY_DELETED_CLOSE,
   ENTITY_NOT_FOUND,
   FrameError,
   jsonCodec,
   messageBytes,
+  SESSION_END_HEADER,
   type Ack,
   type PayloadCodec,
 } from '../../proto/frames.ts';
@@ -97,9 +99,11 @@ export class AgentSession {
       },
       identity.subscriptions,
     );
-    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) =>
-      this.relay(Buffer.from(m.data)),
-    );
+    this.direct = deps.nats.subscribe(subjects.agent(identity.namespace, identity.agentName), (m) => {
+      const end = m.header(SESSION_END_HEADER);
+      if (end !== undefined) this.end(end);
+      else this.relay(Buffer.from(m.data));
+    });
     ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
     ws.on('pong', () => {
       this.lastActivity = Date.now();
@@ -277,6 +281,17 @@ export class AgentSession {
     } catch (err) {
       this.log.warn('dropping a malformed direct message', { error: (err as Error).message });
     }
+  }
+
+  /**
+   * The entity of this agent was deleted through the API (on any node): the session stops, as the
+   * reference's does, and the agent reconnects after its backoff; its next keepalive registers the
+   * entity again (docs/compatibility.md#deleting-an-agents-entity-ends-its-session).
+   */
+  private end(why: string): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.log.warn('ending agent session', { reason: why });
+    this.ws.close(ENTITY_DELETED_CLOSE.code, ENTITY_DELETED_CLOSE.reason);
   }
 
   /** The reference's session start: the agent learns the entity the backend stores, or that there is none. */

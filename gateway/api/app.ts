@@ -13,6 +13,7 @@ import { dashboardEventRoutes } from '../dashboard/events-api.ts';
 import { authRoutes } from './routes/auth.ts';
 import { authProviderRoutes, remove as removeAuthProvider } from './routes/authproviders.ts';
 import { checkExtraRoutes } from './routes/check-extras.ts';
+import { clusterRoutes } from './routes/cluster.ts';
 import { configResourceRoutes } from './routes/config-resources.ts';
 import { entityRoutes } from './routes/entities.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -57,6 +58,7 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   core.route('/', namespaceRoutes(deps));
   core.route('/', userRoutes(deps));
   core.route('/', apiKeyRoutes(deps));
+  core.route('/', clusterRoutes(deps));
   core.route('/', entityRoutes(deps));
   // Before the event routes: `/events/stream` would otherwise read as the events of entity "stream".
   const feed = new EventFeed(deps.readModel, deps.log.child({ component: 'event-stream' }));

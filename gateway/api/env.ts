@@ -9,6 +9,7 @@ import type { AccessClaims, TokenService } from '../auth/tokens.ts';
 import type { Authenticator } from '../auth/login.ts';
 import type { LoginLimits } from '../auth/login-limits.ts';
 import type { OidcLogin } from '../auth/oidc/login.ts';
+import type { EtcdMemberList } from '../../actors/runtime/etcd-members.ts';
 
 export interface SilencedExpiry {
   defaultSec: number;
@@ -38,6 +39,8 @@ export interface ApiServices {
   pipeline?: PipelineQueue;
   /** Queues an ad hoc check request for the scheduler (delivered by a later release). */
   queueAdhoc(request: Record<string, unknown>): Promise<void>;
+  /** The etcd cluster's member list (`GET /cluster/members`). */
+  clusterMembers(): Promise<EtcdMemberList>;
   log: Logger;
 }
 

@@ -1,9 +1,11 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { EntityReadModel, EventChange } from '../../actors/entity/read-model.ts';
 
-/** What a feed follows: the read model's change hook. */
-type ChangeSource = Pick<EntityReadModel, 'onEventChange'>;
 import { errorBody } from '../../proto/errors.ts';
+import { planStart, type ResumeSource, type StreamStart } from './event-resume.ts';
+
+/** What a feed follows: the read model's change hook, and what a resumed stream replays from. */
+type ChangeSource = Pick<EntityReadModel, 'onEventChange'> & ResumeSource;
 import type { Logger } from '../../lib/log.ts';
 import { redactJsonText } from '../../lib/redact.ts';
 
@@ -73,8 +75,12 @@ export class EventFeed {
     return this.closers.size;
   }
 
-  /** The body of an SSE response: a comment at once (so headers go out), then matching changes. */
-  open(filter: StreamFilter, who: Record<string, unknown>): ReadableStream<Uint8Array> {
+  /**
+   * The body of an SSE response: a comment at once (so headers go out), then where the stream starts
+   * (`start`, `resume` with the changes the client missed, or `relist`; event-resume.ts), then
+   * matching changes as they come. `lastEventId`: the client's `Last-Event-ID`.
+   */
+  open(filter: StreamFilter, who: Record<string, unknown>, lastEventId?: string): ReadableStream<Uint8Array> {
     let unsubscribe = () => {};
     let heartbeat: NodeJS.Timeout | undefined;
     let closed = false;
@@ -120,10 +126,51 @@ export class EventFeed {
           send(encoder.encode(': stream of event changes\n\n'));
           heartbeat = setInterval(() => send(encoder.encode(': heartbeat\n\n')), this.limits.heartbeatMs);
           heartbeat.unref();
+          // Changes after `position` reach this stream live; until the start is decided they wait,
+          // then those the client has (at or below `floor`) are dropped, so none comes twice.
+          const position = this.model.eventRevision;
+          let floor = position;
+          let started = false;
+          const waiting: EventChange[] = [];
+          const visible = (change: EventChange) => filter.accept(change, () => parsed(change));
+          const deliver = (change: EventChange) => {
+            if (change.revision !== undefined && change.revision <= floor) return;
+            if (visible(change)) send(message(change.op, dataOf(change), change.revision));
+          };
           unsubscribe = this.model.onEventChange((change) => {
-            if (!filter.accept(change, () => parsed(change))) return;
-            send(message(change.op, dataOf(change), change.revision));
+            if (started) deliver(change);
+            else waiting.push(change);
           });
+          const begin = (plan: StreamStart) => {
+            if (closed) return;
+            const head =
+              plan.kind === 'relist'
+                ? { message: plan.message, revision: plan.revision }
+                : { revision: plan.revision };
+            send(message(plan.kind, JSON.stringify(head), plan.revision));
+            for (const c of plan.replay) send(message(c.op, dataOf(c), c.revision));
+            if (plan.kind !== 'start')
+              this.log.debug(`event stream ${plan.kind === 'resume' ? 'resumed' : 'told to list again'}`, {
+                ...who,
+                since: lastEventId,
+                replayed: plan.replay.length,
+                ...(plan.kind === 'relist' ? { reason: plan.message } : {}),
+              });
+            floor = plan.floor;
+            started = true;
+            for (const c of waiting.splice(0)) deliver(c);
+          };
+          // A new stream starts at once; only a resumed one reads the bucket first.
+          if (lastEventId === undefined)
+            begin({ kind: 'start', revision: position, replay: [], floor: position });
+          else
+            planStart(this.model, position, lastEventId, (c) => (visible(c) ? dataOf(c) : undefined)).then(
+              begin,
+              (err: Error) => {
+                this.log.warn('event stream closed: its start failed', { ...who, error: err.message });
+                close();
+              },
+            );
         },
         cancel: () => cleanup(),
       },

@@ -8,8 +8,17 @@ import { EventFeed } from '../../gateway/api/event-feed.ts';
 // bound on what a client that does not read may cost (closed with `event: error` and a warn log),
 // heartbeats, message format (redaction, id, delete data) and the open-stream count.
 
+// The read model is a stand-in here: these cases are about the fan-out alone, and a resumed stream's
+// replay from the bucket is tested against a real backend (test/e2e/event-stream-resume.test.ts).
 class Changes {
   readonly listeners = new Set<EventChangeListener>();
+  readonly eventRevision = 0;
+  async eventHistory() {
+    return { first: 1, last: 0 };
+  }
+  async eventChangesSince() {
+    return [];
+  }
   onEventChange(l: EventChangeListener): () => void {
     this.listeners.add(l);
     return () => {

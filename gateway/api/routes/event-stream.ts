@@ -16,8 +16,9 @@ const SSE_HEADERS = {
 /**
  * Live streams of stored event changes over Server-Sent Events: `event: put` with the event
  * (entity redacted) or `event: delete` with `{namespace, entity, check}`, `id:` the KV revision.
- * A stream starts at "now": the read model's watch cannot start at a revision, so `Last-Event-ID`
- * is not honoured; a client catches up with a list, then follows the stream.
+ * Each stream opens with `start` (a new client lists, then follows), `resume` (the client's
+ * `Last-Event-ID` was honoured: the changes it missed follow) or `relist` (it must list again);
+ * docs/compatibility.md#live-event-stream-resumes.
  * Filters: `entity=`, `check=`, and label/field selectors (they see puts; a delete carries no event,
  * so it passes on namespace, entity and check alone).
  */
@@ -37,7 +38,11 @@ export function eventStreamRoutes(svc: ApiServices, feed: EventFeed): Hono<ApiEn
       (entity === undefined || change.entity === entity) &&
       (check === undefined || change.check === check) &&
       (change.op === 'delete' || !selected || selected(parsed()));
-    const body = feed.open({ accept }, { user: subject.username, namespace: where });
+    const body = feed.open(
+      { accept },
+      { user: subject.username, namespace: where },
+      c.req.header('Last-Event-ID'),
+    );
     return c.body(body, 200, SSE_HEADERS);
   };
 

@@ -1,7 +1,14 @@
 import { Hono } from 'hono';
 import type { NodeMetrics } from '../metrics.ts';
+import { HealthQuery } from '../../../proto/schemas/health.ts';
+import { uint64Json, type EtcdHealthFields } from '../cluster-shapes.ts';
+import { validate } from '../http.ts';
 
-export interface HealthReport {
+/**
+ * Our own fields, and beside them the reference's (`Alarms`, `ClusterHealth`, `Header`: the etcd
+ * cluster's members as Sensu's tools read them; docs/compatibility.md#cluster-members-and-member-health).
+ */
+export interface HealthReport extends EtcdHealthFields {
   healthy: boolean;
   node: string;
   etcd: { healthy: boolean; error?: string };
@@ -34,7 +41,8 @@ interface VersionReport {
 }
 
 export interface SystemDeps {
-  health: () => Promise<HealthReport>;
+  /** `timeoutMs`: how long each etcd member's check may take (`?timeout=` seconds). */
+  health: (opts?: { timeoutMs?: number }) => Promise<HealthReport>;
   version: () => Promise<VersionReport>;
   /** Cheap (probed every second): state the node tracks, no round trip (docs/architecture.md#readiness-and-liveness). */
   ready: () => ReadyReport;
@@ -49,7 +57,11 @@ export function systemRoutes(deps: SystemDeps): Hono {
   const app = new Hono();
   // A liveness probe that failed while etcd or NATS is away would have every node restarted at once
   // for an outage a restart cannot mend; what is out of reach is in the report.
-  app.get('/health', async (c) => c.json(await deps.health(), 200));
+  app.get('/health', async (c) => {
+    const { timeout } = validate(HealthQuery, { timeout: c.req.query('timeout') }, 'health query');
+    const report = await deps.health(timeout === undefined ? {} : { timeoutMs: timeout * 1000 });
+    return c.body(uint64Json(report), 200, { 'Content-Type': 'application/json' });
+  });
   app.get('/ready', (c) => {
     const report = deps.ready();
     return c.json(report, report.ready ? 200 : 503);

@@ -1,6 +1,6 @@
 import type { BackendConfig } from '../../../proto/schemas/backend-config.ts';
 import { SHARD_COUNT, subjects } from '../../../proto/names.ts';
-import { encodeFrame } from '../../../proto/frames.ts';
+import { encodeFrame, ENTITY_DELETED_CLOSE, SESSION_END_HEADER } from '../../../proto/frames.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { KvStore } from '../../../actors/runtime/kv-store.ts';
 import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
@@ -77,6 +77,10 @@ export function actorHostService(cfg: BackendConfig, deps: ActorHostDeps, log: L
             },
             pushConfig: (ns, name, entity) =>
               nats.publish(subjects.agent(ns, name), encodeFrame('entity_config', JSON.stringify(entity))),
+            endSession: (ns, name) =>
+              nats.publish(subjects.agent(ns, name), new Uint8Array(0), {
+                [SESSION_END_HEADER]: ENTITY_DELETED_CLOSE.reason,
+              }),
             cloudvm: cfg['legacy-cloudvm-url']
               ? cloudvmCheck({
                   url: cfg['legacy-cloudvm-url'],

@@ -6,6 +6,8 @@ import { withTimeout } from '../../../lib/timeout.ts';
 import type { EtcdAdapter, EtcdRecord } from '../../../actors/runtime/etcd.ts';
 import type { KvStore } from '../../../actors/runtime/kv-store.ts';
 import type { NatsAdapter } from '../../../actors/runtime/nats.ts';
+import { EtcdMembers } from '../../../actors/runtime/etcd-members.ts';
+import { etcdHealthFields, type EtcdHealthFields } from '../../api/cluster-shapes.ts';
 import type { Membership } from '../../../actors/runtime/membership.ts';
 import type { ActorHost } from '../../../actors/runtime/host.ts';
 import type { ActorClient } from '../../../actors/runtime/ask.ts';
@@ -129,8 +131,12 @@ interface ApiServiceDeps {
   legacy: () => LegacyServices | undefined;
 }
 
-function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthReport> {
-  return async () => {
+function health(
+  cfg: BackendConfig,
+  d: ApiServiceDeps,
+  members: EtcdMembers,
+): (opts?: { timeoutMs?: number }) => Promise<HealthReport> {
+  return async (opts = {}) => {
     const [etcd, nats, membership, host, pipeline] = [
       d.etcd(),
       d.nats(),
@@ -140,7 +146,7 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
     ];
     // The one etcd call tells both whether etcd answers and the datastore's version.
     let datastore: HealthReport['datastore'];
-    const [etcdOk, natsOk] = await Promise.all([
+    const [etcdOk, natsOk, cluster] = await Promise.all([
       withTimeout(etcd.get(etcdKeys.datastoreVersion), DEFAULTS.healthCallTimeoutMs, 'etcd').then(
         (record) => {
           datastore = datastoreReport(record);
@@ -151,6 +157,7 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
       nats
         .ping(DEFAULTS.healthCallTimeoutMs)
         .then((ok) => (ok ? { healthy: true } : { healthy: false, error: 'no answer from NATS' })),
+      etcdCluster(members, opts.timeoutMs ?? DEFAULTS.healthCallTimeoutMs),
     ]);
     return {
       healthy: etcdOk.healthy && natsOk.healthy && membership.guardOk(),
@@ -169,8 +176,20 @@ function health(cfg: BackendConfig, d: ApiServiceDeps): () => Promise<HealthRepo
       pipeline: { running: pipeline.stats.running, jobs: pipeline.stats.jobs },
       ...(datastore ? { datastore } : {}),
       ready: d.ready(),
+      ...cluster,
     };
   };
+}
+
+/** The etcd members and their health as the reference reports them; nulls when etcd cannot list them. */
+async function etcdCluster(members: EtcdMembers, timeoutMs: number): Promise<EtcdHealthFields> {
+  const list = await members.list().catch(() => undefined);
+  if (!list) return etcdHealthFields(undefined, [], []);
+  const [health, alarms] = await Promise.all([
+    members.health(list.members, timeoutMs),
+    members.alarms().catch(() => []),
+  ]);
+  return etcdHealthFields(list, health, alarms);
 }
 
 /**
@@ -232,9 +251,10 @@ export function apiService(
     'api',
     async () => {
       const apiLog = log.child({ component: 'api' });
+      const members = new EtcdMembers(d.etcd());
       const [config, stores] = [d.config(), d.stores()];
       const queueAdhoc = d.queueAdhoc();
-      return listenApi(
+      const listener = await listenApi(
         buildApi({
           config,
           authz: d.authz(),
@@ -245,7 +265,8 @@ export function apiService(
           readModel: d.readModel(),
           entityLimit: d.entityLimit(),
           metrics: metrics(d),
-          health: health(cfg, d),
+          health: health(cfg, d, members),
+          clusterMembers: () => members.list(),
           version: version(d),
           log: apiLog,
           pipeline: d.pipelineQueue(),
@@ -268,6 +289,12 @@ export function apiService(
         cfg['api-port'],
         tls,
       );
+      return {
+        close: async (graceMs?: number) => {
+          await listener.close(graceMs);
+          members.close();
+        },
+      };
     },
     (api) => api.close(),
   );

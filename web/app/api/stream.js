@@ -12,8 +12,10 @@ const RETRY_MAX_MS = 10_000;
 
 /**
  * Follows an SSE stream of the API (fetch, not EventSource: the stream needs the Authorization
- * header). Reconnects with backoff; `onOpen` runs at every (re)connection, so a page lists again
- * there to catch up with what it missed (the stream starts at "now"). Closed with `close()`.
+ * header). Reconnects with backoff, sending the id of the last message seen as `Last-Event-ID`, so
+ * the server replays what was missed (`resume`). `onOpen` runs when the stream says the page must
+ * list (`start`: a new stream; `relist`: what was missed cannot be replayed), once per connection at
+ * most, and never after a `resume`. Closed with `close()`.
  * @param {string} url
  * @param {{ onMessage: (m: StreamMessage) => void, onOpen?: () => void }} handlers
  */
@@ -22,20 +24,25 @@ export function follow(url, handlers) {
   const state = signal('connecting');
   const ctl = new AbortController();
   let delay = RETRY_MIN_MS;
+  /** @type {string | undefined} */
+  let lastEventId;
 
   const run = async () => {
     while (!ctl.signal.aborted) {
       state.value = 'connecting';
       try {
-        const res = await fetch(url, {
-          headers: { Authorization: `Bearer ${await accessToken()}`, Accept: 'text/event-stream' },
-          signal: ctl.signal,
-        });
+        /** @type {Record<string, string>} */
+        const headers = { Authorization: `Bearer ${await accessToken()}`, Accept: 'text/event-stream' };
+        if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
+        const res = await fetch(url, { headers, signal: ctl.signal });
         if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);
         state.value = 'live';
         delay = RETRY_MIN_MS;
-        handlers.onOpen?.();
-        await read(res.body, handlers.onMessage);
+        await read(res.body, (m) => {
+          if (m.id !== undefined) lastEventId = m.id;
+          if (m.event === 'start' || m.event === 'relist') handlers.onOpen?.();
+          handlers.onMessage(m);
+        });
       } catch {
         /* reconnect below, unless closed */
       }

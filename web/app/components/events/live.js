@@ -16,8 +16,9 @@ import { liveState } from '../layout.js';
 /**
  * Follows the event stream at `url` while the page shows (a new URL opens a new stream), and shows
  * its state in the header. The handlers may change at every render: the latest ones are called.
- * `onOpen(false)` at the first connection, `onOpen(true)` after a reconnection (the page lists again
- * then: the stream does not replay what it missed).
+ * `onOpen(false)` when the stream first says to list, `onOpen(true)` when it says so again after a
+ * reconnection that could not be resumed (the page lists again, quietly); a resumed stream replays
+ * what the page missed, so it lists nothing.
  * @param {string | undefined} url undefined: no stream
  * @param {LiveHandlers} handlers
  */
