@@ -16,6 +16,7 @@ export const ERROR_KINDS = {
   unavailable: { code: 10, status: 503 },
   conflict: { code: 11, status: 409 },
   too_many_requests: { code: 12, status: 429 },
+  method_not_allowed: { code: 13, status: 405 },
 } as const;
 export type ErrorKind = keyof typeof ERROR_KINDS;
 

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { describeIssues } from '../../proto/schemas/common.ts';
 import { ApiEvent } from '../../proto/schemas/agent-input.ts';
 import type { Event } from '../../proto/schemas/event.ts';
+import { allowHeader, methodServed } from '../../lib/allow.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { EventSink } from '../events/prepare.ts';
 import { listen, type Listener } from '../listen.ts';
@@ -114,8 +115,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: AgentApiD
     sendJson(res, 404, { message: `no route for ${path}` });
     return;
   }
-  if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
-    res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
+  if (!methodServed(req.method ?? '', [method])) {
+    res.setHeader('Allow', allowHeader([method]));
     sendJson(res, 405, { message: `${req.method} is not allowed on ${path}` });
     return;
   }

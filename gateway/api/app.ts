@@ -2,7 +2,9 @@ import { Hono } from 'hono';
 import { API_PREFIXES, DASHBOARD_API_PREFIX } from '../../proto/api.ts';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { ActorError } from '../../actors/runtime/types.ts';
-import { ApiError, kindOfActorError, sendError } from './errors.ts';
+import { ApiError, kindOfActorError, methodNotAllowed, sendApiError, sendError } from './errors.ts';
+import { methodServed } from '../../lib/allow.ts';
+import { routeMethods } from './methods.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { CONFIG_RESOURCES } from './resources.ts';
@@ -45,16 +47,26 @@ let dashboard: DashboardAssets | undefined;
  */
 export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
+  const limit = limitBody(REQUEST_LIMIT_BYTES);
+  // The routes behind credentials: authentication first, then the body limit, so a caller without
+  // credentials hears 401 whatever the size of its body (docs/compatibility.md#rest-edges).
+  const guardedPrefixes: string[] = [];
+  const guarded = (prefix: string) => {
+    guardedPrefixes.push(prefix);
+    const g = new Hono<ApiEnv>();
+    g.use('*', authenticate(deps), limit);
+    return g;
+  };
+  const isGuarded = (path: string) => guardedPrefixes.some((p) => path === p || path.startsWith(`${p}/`));
   app.use('*', deps.metrics.middleware());
-  app.use('*', limitBody(REQUEST_LIMIT_BYTES));
+  app.use('*', (c, next) => (isGuarded(c.req.path) ? next() : limit(c, next)));
   app.route('/', systemRoutes(deps));
   app.route('/', authRoutes(deps));
   // Public, and before the providers' routes below, whose authentication covers their whole prefix.
   app.route('/', oidcRoutes(deps));
   app.route('/', dashboardRoutes((dashboard ??= loadDashboardAssets())));
 
-  const core = new Hono<ApiEnv>();
-  core.use('*', authenticate(deps));
+  const core = guarded(API_PREFIXES['core/v2']);
   core.route('/', namespaceRoutes(deps));
   core.route('/', userRoutes(deps));
   core.route('/', apiKeyRoutes(deps));
@@ -72,28 +84,30 @@ export function buildApi(deps: ApiDeps): Hono<ApiEnv> {
   app.route(API_PREFIXES['core/v2'], core);
 
   // The legacy API's views for the dashboard, behind the same authentication and RBAC.
-  const legacy = new Hono<ApiEnv>();
-  legacy.use('*', authenticate(deps));
+  const legacy = guarded(LEGACY_VIEWS_PREFIX);
   legacy.route('/', legacyViewRoutes(deps, deps.legacy));
   app.route(LEGACY_VIEWS_PREFIX, legacy);
 
-  const providers = new Hono<ApiEnv>();
-  providers.use('*', authenticate(deps));
+  const providers = guarded(API_PREFIXES['authentication/v2']);
   providers.route('/', authProviderRoutes(deps));
   app.route(API_PREFIXES['authentication/v2'], providers);
 
   // The dashboard's own reads (docs/compatibility.md#dashboard-events-api), behind the same checks.
-  const dash = new Hono<ApiEnv>();
-  dash.use('*', authenticate(deps));
+  const dash = guarded(DASHBOARD_API_PREFIX);
   dash.route('/', dashboardEventRoutes(deps));
   app.route(DASHBOARD_API_PREFIX, dash);
 
-  app.notFound((c) => sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
+  // A path the table knows under other methods is a 405 naming them; one it does not know, a 404.
+  // A request whose method a route serves gets here when that route passed it on (a missing file).
+  const methodsAt = routeMethods(app);
+  app.notFound((c) => {
+    const methods = methodsAt(c.req.path);
+    if (methods.length > 0 && !methodServed(c.req.method, methods))
+      return sendApiError(c, methodNotAllowed(c.req.method, c.req.path, methods));
+    return sendError(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`);
+  });
   app.onError((err, c) => {
-    if (err instanceof ApiError) {
-      for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-      return sendError(c, err.kind, err.message);
-    }
+    if (err instanceof ApiError) return sendApiError(c, err);
     if (err instanceof ActorError) return sendError(c, kindOfActorError(err), err.message);
     deps.log.error('API request failed', { method: c.req.method, path: c.req.path, error: err.message });
     return sendError(c, 'internal', 'internal error');

@@ -28,11 +28,19 @@ export async function readJson(c: Context): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
+/** `CheckConfig`, `check_config` and `checkconfig` are one type, as Sensu resolves them. */
+const typeKey = (t: string) => t.toLowerCase().replace(/_/g, '');
+
 /**
  * Accepts the wrapped form `{type, api_version, metadata, spec}` (as files for `monitorctl create`
- * hold them) wherever a flat core/v2 body is expected.
+ * hold them) wherever a flat core/v2 body is expected. Its `type` must be one the route takes
+ * (`types`: the type, then any other name of it), else a 400 naming both: a Handler posted to the
+ * checks is never stored as a check (docs/compatibility.md#rest-edges).
  */
-export function unwrap(body: Record<string, unknown>): Record<string, unknown> {
+export function unwrap(
+  body: Record<string, unknown>,
+  types: readonly [string, ...string[]],
+): Record<string, unknown> {
   const spec = body.spec;
   if (
     spec &&
@@ -40,6 +48,11 @@ export function unwrap(body: Record<string, unknown>): Record<string, unknown> {
     !Array.isArray(spec) &&
     (typeof body.type === 'string' || typeof body.api_version === 'string')
   ) {
+    if (typeof body.type === 'string' && !types.some((t) => typeKey(t) === typeKey(body.type as string)))
+      throw new ApiError(
+        'invalid_argument',
+        `the body is a wrapped ${JSON.stringify(body.type)}, but this route takes ${JSON.stringify(types[0])}`,
+      );
     const inner = spec as Record<string, unknown>;
     return { ...inner, metadata: body.metadata ?? inner.metadata };
   }

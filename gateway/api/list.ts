@@ -2,14 +2,15 @@ import type { Context } from 'hono';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { authorize } from './http.ts';
 import { page, pagingOf } from './paginate.ts';
+import type { FieldSet } from './selector-fields.ts';
 import { selectorOf } from './selectors.ts';
 
 /** How the list endpoints of one kind of resource read its items. */
 export interface Listing<T> {
   /** The resource RBAC allows listing. */
   resource: string;
-  /** The optional first word of field selector paths. */
-  word: string;
+  /** The fields a field selector may name. */
+  fields: FieldSet;
   /** The labels a label selector sees. */
   labelsOf: (obj: unknown) => Record<string, string> | undefined;
   /** Items are ordered by key, which places the continue token. */
@@ -55,7 +56,7 @@ export function listAcross<T>(
 
 function selectedPage<T>(c: Context<ApiEnv>, l: Listing<T>, items: ItemsAfter<T>): T[] {
   const paging = pagingOf(c);
-  const match = selectorOf(c, l.word, l.labelsOf);
+  const match = selectorOf(c, l.fields, l.labelsOf);
   const all = items(paging.after);
   return page(c, match ? filter(all, (i) => match(l.valueOf(i))) : all, l.keyOf, paging);
 }

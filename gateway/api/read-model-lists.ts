@@ -3,6 +3,7 @@ import { SEP, type ReadItem } from '../../actors/entity/read-model.ts';
 import { redactJsonText } from '../../lib/redact.ts';
 import type { ApiEnv, ApiServices } from './env.ts';
 import { listAcross, listIn, type Listing } from './list.ts';
+import { ENTITY_FIELDS, EVENT_FIELDS } from './selector-fields.ts';
 import { eventLabels, metadataLabels } from './selectors.ts';
 
 // The entity and event lists: both come from the read model, per namespace and across namespaces.
@@ -33,11 +34,11 @@ const nsOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
 /** Lists of read-model items, which are keyed, and namespaced, by their read-model key. */
 const readModelListing = (
   resource: string,
-  word: string,
+  fields: Listing<ReadItem>['fields'],
   labelsOf: Listing<ReadItem>['labelsOf'],
 ): Listing<ReadItem> => ({
   resource,
-  word,
+  fields,
   labelsOf,
   keyOf: (i) => i.key,
   valueOf: (i) => i.value(),
@@ -45,8 +46,8 @@ const readModelListing = (
 });
 
 const LISTS = {
-  entity: { plural: 'entities', labels: metadataLabels },
-  event: { plural: 'events', labels: eventLabels },
+  entity: { plural: 'entities', labels: metadataLabels, fields: ENTITY_FIELDS },
+  event: { plural: 'events', labels: eventLabels, fields: EVENT_FIELDS },
 } as const;
 
 /**
@@ -54,8 +55,8 @@ const LISTS = {
  * `/namespaces/:ns/events/:entity` (one entity's events).
  */
 export function mountReadModelLists(app: Hono<ApiEnv>, svc: ApiServices, kind: Kind): void {
-  const { plural, labels } = LISTS[kind];
-  const listing = readModelListing(plural, kind, labels);
+  const { plural, labels, fields } = LISTS[kind];
+  const listing = readModelListing(plural, fields, labels);
   const items = kind === 'entity' ? svc.readModel.entities : svc.readModel.events;
   app.get(`/namespaces/:ns/${plural}`, (c) => {
     const ns = c.req.param('ns');

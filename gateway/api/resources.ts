@@ -28,12 +28,14 @@ export interface StoreContext {
 export interface ConfigResource {
   /** Route segment and RBAC resource name. */
   plural: string;
-  /** `type` of the wrapped form. */
-  type: string;
+  /** `type` of the wrapped form, then any other name monitorctl accepts for it (`Hook`). */
+  types: readonly [string, ...string[]];
   namespaced: boolean;
   schema: v.GenericSchema;
   /** Its name in a body, before validation (silenced entries derive it). */
   nameOf(body: Body): string | undefined;
+  /** What a body without a name lacks, when not `metadata.name` (a silenced entry's check or subscription). */
+  nameMissing?: string;
   /** What is stored, from a validated body. */
   toStored?(value: Body, ctx: StoreContext): Body;
   /** Seconds until etcd deletes the stored value on its own; undefined or 0: never. */
@@ -49,9 +51,14 @@ const metaName = (b: Body) => (typeof b.metadata?.name === 'string' ? b.metadata
 const shown = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
 const stringOr = (x: unknown) => (typeof x === 'string' ? x : undefined);
 
-const plain = (plural: string, type: string, schema: v.GenericSchema, namespaced = true): ConfigResource => ({
+const plain = (
+  plural: string,
+  type: string | readonly [string, ...string[]],
+  schema: v.GenericSchema,
+  namespaced = true,
+): ConfigResource => ({
   plural,
-  type,
+  types: typeof type === 'string' ? [type] : type,
   namespaced,
   schema,
   nameOf: metaName,
@@ -122,7 +129,8 @@ const ETCD_MAX_LEASE_TTL = 9_000_000_000;
 
 export const silencedResource: ConfigResource = {
   plural: 'silenced',
-  type: 'Silenced',
+  types: ['Silenced'],
+  nameMissing: 'one of check or subscription is required',
   namespaced: true,
   schema: Silenced,
   // Before validation: only the string fields name it (the schema then refuses the others).
@@ -208,7 +216,7 @@ export const CONFIG_RESOURCES: ConfigResource[] = [
   plain('checks', 'CheckConfig', checkSchema),
   plain('filters', 'EventFilter', eventFilterSchema(jsSyntax)),
   plain('handlers', 'Handler', Handler),
-  plain('hooks', 'HookConfig', HookConfig),
+  plain('hooks', ['HookConfig', 'Hook'], HookConfig),
   plain('mutators', 'Mutator', mutatorSchema(jsSyntax)),
   plain('pipelines', 'Pipeline', Pipeline),
   plain('roles', 'Role', Role),

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { ApiError } from './errors.ts';
+import { fieldKind, pathOf, type FieldKind, type FieldSet } from './selector-fields.ts';
 
 // Label and field selectors: `key == value`, `!=`, `in (a, b)`, `notin (a, b)`, `matches text`,
 // joined by `&&`; several `labelSelector`/`fieldSelector` parameters are ANDed. For `in`/`notin` the
@@ -48,19 +49,45 @@ function parse(expr: string, kind: string): Clause[] {
 }
 
 /**
- * Reads a dotted path; the leading resource word is optional (`event.check.status` = `check.status`),
- * and metadata fields may be named directly (`check.name` = `check.metadata.name`), as in the reference.
+ * Reads a dotted path (the leading resource word removed); metadata fields may be named directly
+ * (`check.name` = `check.metadata.name`), as in the reference, and a path through an array reads
+ * that field of every item.
  */
-function fieldValue(obj: unknown, path: string, resourceWord: string): unknown {
-  const parts = path.split('.');
-  if (parts[0] === resourceWord && parts.length > 1) parts.shift();
+function fieldValue(obj: unknown, parts: readonly string[]): unknown {
   let cur: unknown = obj;
   for (const p of parts) {
+    if (Array.isArray(cur)) {
+      cur = cur.flatMap((item) => {
+        const x = fieldValue(item, [p]);
+        return x === undefined ? [] : x;
+      });
+      continue;
+    }
     if (cur === null || typeof cur !== 'object') return undefined;
     const o = cur as Record<string, unknown> & { metadata?: Record<string, unknown> };
     cur = o[p] !== undefined ? o[p] : o.metadata?.[p];
   }
   return cur;
+}
+
+/** An absent field reads as the zero value of its kind, as Sensu's Go fields do (`publish == false`). */
+const ZERO: Record<FieldKind, unknown> = { boolean: false, number: 0, string: '', array: [], any: undefined };
+
+/** The reader of one field of a set: 400 naming it when the resource has no such field. */
+function reader(set: FieldSet, field: string): (obj: unknown) => unknown {
+  const kind = fieldKind(set, field);
+  if (kind === undefined)
+    throw new ApiError(
+      'invalid_argument',
+      `invalid fieldSelector: "${field}" is not a field of ${set.word} (fields include ${set.documented.join(', ')})`,
+    );
+  const parts = pathOf(field, set.word);
+  const computed = set.computed?.[parts.join('.')];
+  if (computed) return computed.read;
+  return (obj) => {
+    const x = fieldValue(obj, parts);
+    return x === undefined || x === null ? ZERO[kind] : x;
+  };
 }
 
 const str = (x: unknown) =>
@@ -90,25 +117,43 @@ function test(clause: Clause, read: (key: string) => unknown): boolean {
 
 /**
  * The filter the request's selectors ask for, or undefined when there are none. `labelsOf` gives the
- * labels a label selector sees; `resourceWord` is the optional first word of field paths.
+ * labels a label selector sees; `fields` the fields a field selector may name (a 400 for others).
  */
 export function selectorOf(
   c: Context,
-  resourceWord: string,
+  fields: FieldSet,
   labelsOf: (obj: unknown) => Record<string, string> | undefined,
 ): Predicate | undefined {
   const label = c.req.queries('labelSelector') ?? [];
   const field = c.req.queries('fieldSelector') ?? [];
   if (label.length === 0 && field.length === 0) return undefined;
   const labelClauses = label.flatMap((e) => parse(e, 'labelSelector'));
-  const fieldClauses = field.flatMap((e) => parse(e, 'fieldSelector'));
+  // Every field is resolved before any item is read: an unknown one is a 400, never an empty list.
+  const fieldClauses = field
+    .flatMap((e) => parse(e, 'fieldSelector'))
+    .map((cl) => {
+      const name = cl.rightIsField ? cl.values[0]! : cl.left;
+      return { cl, name, read: reader(fields, name) };
+    });
   return (obj) => {
     const labels = labelsOf(obj) ?? {};
     return (
       labelClauses.every((cl) => test(cl, (k) => labels[k])) &&
-      fieldClauses.every((cl) => test(cl, (k) => fieldValue(obj, k, resourceWord)))
+      fieldClauses.every(({ cl, name, read }) => test(cl, (k) => (k === name ? read(obj) : undefined)))
     );
   };
+}
+
+/** The items a request's selectors keep (all of them without selectors), for lists not paged by listIn. */
+export function selectItems<T>(
+  c: Context,
+  fields: FieldSet,
+  items: T[],
+  valueOf: (item: T) => unknown,
+  labelsOf: (obj: unknown) => Record<string, string> | undefined = metadataLabels,
+): T[] {
+  const match = selectorOf(c, fields, labelsOf);
+  return match ? items.filter((i) => match(valueOf(i))) : items;
 }
 
 /** The labels a resource is selected by: its own metadata labels. */

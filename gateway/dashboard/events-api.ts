@@ -17,6 +17,7 @@ import { redactEventEntity, redactJsonText } from '../../lib/redact.ts';
 import type { ApiEnv, ApiServices } from '../api/env.ts';
 import { ApiError } from '../api/errors.ts';
 import { authorize } from '../api/http.ts';
+import { EVENT_FIELDS } from '../api/selector-fields.ts';
 import { eventLabels, selectorOf } from '../api/selectors.ts';
 import { requireNamespace } from '../api/routes/config-resources.ts';
 
@@ -192,7 +193,7 @@ export function dashboardEventRoutes(svc: ApiServices): Hono<ApiEnv> {
       throw new ApiError('invalid_argument', `invalid query: ${describeIssues(parsed.issues)}`);
     const q = parsed.output;
     // Repeated selectors are ANDed, as in the core lists; a bad one is a 400 here.
-    const selected = selectorOf(c, 'event', eventLabels);
+    const selected = selectorOf(c, EVENT_FIELDS, eventLabels);
     const subject = c.get('subject');
     const mayList = new Map<string, boolean>();
     const allowed = (n: string) => {

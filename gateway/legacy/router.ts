@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { LegacyEnv } from './env.ts';
+import { allowHeader } from '../../lib/allow.ts';
 import { empty } from './http.ts';
 
 // The legacy API's routing, as its route table worked (docs/compatibility.md#legacy-api): routes are
@@ -23,8 +24,6 @@ export const route = (method: LegacyMethod, pattern: string, handle: LegacyRoute
   pattern: new RegExp(`^${pattern}$`),
   handle,
 });
-
-const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'DELETE'] as const;
 
 const decode = (s: string) => {
   try {
@@ -51,9 +50,8 @@ export function dispatch(
         m.slice(1).map((p) => decode(p ?? '')),
       );
     allowed.add(r.method);
-    if (r.method === 'GET') allowed.add('HEAD');
   }
   if (allowed.size === 0) return empty(c, 404);
-  c.header('Allow', ALLOW_ORDER.filter((m) => allowed.has(m)).join(', '));
+  c.header('Allow', allowHeader(allowed));
   return empty(c, 405);
 }

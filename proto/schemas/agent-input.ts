@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { Name, ObjectMeta, Seconds, UInt } from './common.ts';
+import { CheckStatus, Name, ObjectMeta, Seconds, UInt } from './common.ts';
 import { Check, Event } from './event.ts';
 
 // What the agent's local listeners accept from programs on the host (HTTP API, TCP/UDP sockets).
@@ -22,7 +22,7 @@ export type ApiEvent = v.InferOutput<typeof ApiEvent>;
  */
 export const SocketEvent = v.object({
   name: Name,
-  status: UInt,
+  status: CheckStatus,
   output: v.string(),
   source: v.optional(Name),
   /** Deprecated synonym of `source`. */

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { ObjectMeta, Seconds, UInt } from './common.ts';
+import { CheckStatus, ObjectMeta, Seconds, UInt } from './common.ts';
 import { Entity } from './entity.ts';
 
-export const HistoryEntry = v.object({ status: UInt, executed: UInt });
+export const HistoryEntry = v.object({ status: CheckStatus, executed: UInt });
 export type HistoryEntry = v.InferOutput<typeof HistoryEntry>;
 
 /**
@@ -23,7 +23,7 @@ export const Check = v.looseObject({
     ),
   ),
   subscriptions: v.optional(v.nullable(v.array(v.string()))),
-  status: v.optional(UInt),
+  status: v.optional(CheckStatus),
   output: v.optional(v.string()),
   issued: v.optional(UInt),
   executed: v.optional(UInt),

@@ -185,6 +185,12 @@ test('bad bodies: 400 with a JSON message, nothing stored', async () => {
     /check\.status/,
   );
   badRequest(
+    await post({ check: { metadata: { name: 'x' }, status: 4294967296 } }),
+    400,
+    'status over 2^32-1',
+    /check\.status must be a whole number from 0 to 4294967295/,
+  );
+  badRequest(
     await post({ check: { metadata: { name: 'x' }, output: 42 } }),
     400,
     'output is a number',

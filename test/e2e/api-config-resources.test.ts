@@ -349,7 +349,7 @@ test('user JavaScript that does not compile is 400 naming the field; code that c
     {
       plural: 'filters',
       body: { action: 'allow', expressions: ['event.check.status == 2', 'event.('] },
-      field: /^invalid filter: expressions\.1: expression does not compile: SyntaxError/,
+      field: /^invalid filter: expressions\[1\]: expression does not compile: SyntaxError/,
       fix: { action: 'allow', expressions: ['event.check.status == 2', '(function () { for (;;) {} })()'] },
     },
     {
@@ -365,7 +365,7 @@ test('user JavaScript that does not compile is 400 naming the field; code that c
         interval: 60,
         proxy_requests: { entity_attributes: ["entity.entity_class == 'proxy'", 'entity.labels.('] },
       },
-      field: /^invalid check: proxy_requests\.entity_attributes\.1: script does not compile: SyntaxError/,
+      field: /^invalid check: proxy_requests\.entity_attributes\[1\]: script does not compile: SyntaxError/,
       fix: {
         command: 'true',
         interval: 60,
@@ -375,13 +375,13 @@ test('user JavaScript that does not compile is 400 naming the field; code that c
     {
       plural: 'assets',
       body: { url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ["entity.system.os == 'linux' &&"] },
-      field: /^invalid asset: filters\.0: script does not compile: SyntaxError/,
+      field: /^invalid asset: filters\[0\]: script does not compile: SyntaxError/,
       fix: { url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['Promise.reject(1)'] },
     },
     {
       plural: 'assets',
       body: { builds: [{ url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['}'] }] },
-      field: /^invalid asset: builds\.0\.filters\.0: script does not compile: SyntaxError/,
+      field: /^invalid asset: builds\[0\]\.filters\[0\]: script does not compile: SyntaxError/,
       fix: { builds: [{ url: 'http://127.0.0.1:1/a.tar.gz', sha512, filters: ['true'] }] },
     },
   ];

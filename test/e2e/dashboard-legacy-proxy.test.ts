@@ -270,8 +270,6 @@ test('deletes go through with the right role: a stash by its name (204), a clien
 
 test('routes outside the table are not served (404 {message, code}): writes, events, results, checks, settings', async () => {
   for (const [method, path] of [
-    ['POST', '/stashes'],
-    ['POST', '/clients'],
     ['POST', '/results'],
     ['POST', '/request'],
     ['GET', '/events'],
@@ -281,13 +279,23 @@ test('routes outside the table are not served (404 {message, code}): writes, eve
     ['GET', '/settings'],
     ['GET', '/info'],
     ['GET', '/health'],
-    ['DELETE', '/stashes'],
     ['GET', '/clients/bad%20name'],
     ['GET', '/'],
   ] as const) {
     const r = await view('admin', method, path);
     isError(r, 404, `${method} ${path}`);
     assert.match(r.body.message, /the legacy views do not serve/);
+  }
+  // A path the table serves under other methods: 405 naming them (docs/compatibility.md#rest-edges).
+  for (const [method, path, allow] of [
+    ['POST', '/stashes', 'GET, HEAD'],
+    ['POST', '/clients', 'GET, HEAD'],
+    ['DELETE', '/stashes', 'GET, HEAD'],
+    ['POST', '/stashes/a/b', 'GET, HEAD, DELETE'],
+  ] as const) {
+    const r = await view('admin', method, path);
+    isError(r, 405, `${method} ${path}`);
+    assert.is(r.headers.get('Allow'), allow, `${method} ${path}`);
   }
 });
 

@@ -123,7 +123,7 @@ test('checks the current schema refuses (JavaScript that does not compile, a bad
   const refused = refusals(await checksRevalidated.run(context()));
   const byCheck = new Map(refused.map((r) => [r.fields.check, r.message]));
   assert.equal([...byCheck.keys()].sort(), ['bad-cron', 'bad-js', 'garbage']);
-  assert.match(byCheck.get('bad-js')!, /proxy_requests\.entity_attributes\.0: .*does not compile/);
+  assert.match(byCheck.get('bad-js')!, /proxy_requests\.entity_attributes\[0\]: .*does not compile/);
   assert.match(byCheck.get('bad-cron')!, /cron "every tuesday"/);
   assert.match(byCheck.get('garbage')!, /is not JSON/);
   assert.equal(await dump(), before);

@@ -6,6 +6,7 @@ import { missingProviderAttributes, normalizeProvider } from '../../proto/schema
 import { ApiError } from '../../gateway/api/errors.ts';
 import { page, pagingOf } from '../../gateway/api/paginate.ts';
 import { CONTINUE_HEADER } from '../../proto/api.ts';
+import { EVENT_FIELDS } from '../../gateway/api/selector-fields.ts';
 import { eventLabels, metadataLabels, selectorOf } from '../../gateway/api/selectors.ts';
 import { unwrap } from '../../gateway/api/http.ts';
 import { placeInUrl, silencedResource } from '../../gateway/api/resources.ts';
@@ -44,9 +45,9 @@ const items = [
   },
 ];
 
-const select = (query: string, word = 'event') =>
+const select = (query: string) =>
   within(query, (c) => {
-    const m = selectorOf(c, word, metadataLabels);
+    const m = selectorOf(c, EVENT_FIELDS, metadataLabels);
     return m
       ? items
           .filter(m)
@@ -138,10 +139,15 @@ test('merge patch follows RFC 7396', () => {
 
 test('the wrapped form unwraps; a flat body stays as it is', () => {
   assert.equal(
-    unwrap({ type: 'CheckConfig', api_version: 'core/v2', metadata: { name: 'x' }, spec: { command: 'c' } }),
+    unwrap({ type: 'CheckConfig', api_version: 'core/v2', metadata: { name: 'x' }, spec: { command: 'c' } }, [
+      'CheckConfig',
+    ]),
     { command: 'c', metadata: { name: 'x' } },
   );
-  assert.equal(unwrap({ metadata: { name: 'x' }, command: 'c' }), { metadata: { name: 'x' }, command: 'c' });
+  assert.equal(unwrap({ metadata: { name: 'x' }, command: 'c' }, ['CheckConfig']), {
+    metadata: { name: 'x' },
+    command: 'c',
+  });
 });
 
 test('authentication provider rule: each missing attribute is named', () => {

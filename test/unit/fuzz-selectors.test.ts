@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { Hono } from 'hono';
 import { ApiError } from '../../gateway/api/errors.ts';
 import { errorBody } from '../../proto/errors.ts';
+import { EVENT_FIELDS } from '../../gateway/api/selector-fields.ts';
 import { eventLabels, selectorOf } from '../../gateway/api/selectors.ts';
 import { fuzz } from '../harness/fuzz.ts';
 
@@ -25,7 +26,7 @@ const OBJECTS: unknown[] = [
 
 const app = new Hono();
 app.get('/', (c) => {
-  const pred = selectorOf(c, 'event', eventLabels);
+  const pred = selectorOf(c, EVENT_FIELDS, eventLabels);
   const kept = pred ? OBJECTS.filter((o) => pred(o)).length : OBJECTS.length;
   return c.json({ kept });
 });

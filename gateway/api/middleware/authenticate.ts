@@ -29,6 +29,12 @@ export function authenticate(svc: ApiServices): MiddlewareHandler<ApiEnv> {
       const username = apiKeys.username(credential);
       subject = username ? svc.auth.localSubject(username) : undefined;
       if (!subject) throw new ApiError('unauthenticated', 'the API key is invalid');
+    } else if (scheme === 'basic') {
+      // Sensu takes a password only at /auth; saying so spares a user guessing why it was refused.
+      throw new ApiError(
+        'unauthenticated',
+        'Basic authentication is accepted only at /auth: get an access token there and send Authorization: Bearer <token>, or send Key <api key>',
+      );
     } else {
       throw new ApiError(
         'unauthenticated',

@@ -7,6 +7,8 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
+import { APIKEY_FIELDS } from '../selector-fields.ts';
+import { selectItems } from '../selectors.ts';
 
 interface StoredKey {
   metadata: { name: string; created_by?: string };
@@ -29,9 +31,17 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.get('/apikeys', (c) => {
     authorize(c, svc, { verb: 'list', resource: 'apikeys' });
     return c.json(
-      page(c, svc.config.entries<StoredKey>(configKeys.prefix('apikeys')), (e) => e.key, pagingOf(c)).map(
-        (e) => e.value,
-      ),
+      page(
+        c,
+        selectItems(
+          c,
+          APIKEY_FIELDS,
+          svc.config.entries<StoredKey>(configKeys.prefix('apikeys')),
+          (e) => e.value,
+        ),
+        (e) => e.key,
+        pagingOf(c),
+      ).map((e) => e.value),
     );
   });
 
@@ -42,7 +52,7 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
   });
 
   app.post('/apikeys', async (c) => {
-    const body = validate(ApiKey, unwrap(await readJson(c)), 'API key');
+    const body = validate(ApiKey, unwrap(await readJson(c), ['APIKey']), 'API key');
     authorize(c, svc, { verb: 'create', resource: 'apikeys' });
     if (svc.config.get(etcdKeys.user(body.username)) === undefined)
       throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);
@@ -59,7 +69,7 @@ export function apiKeyRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.patch('/apikeys/:key', async (c) => {
     const key = c.req.param('key');
     authorize(c, svc, { verb: 'update', resource: 'apikeys', name: key });
-    const patched = mergePatch(get(key), unwrap(await readJson(c))) as StoredKey;
+    const patched = mergePatch(get(key), unwrap(await readJson(c), ['APIKey'])) as StoredKey;
     const body = validate(ApiKey, patched, 'API key');
     if (svc.config.get(etcdKeys.user(body.username)) === undefined)
       throw new ApiError('invalid_argument', `user "${body.username}" does not exist`);

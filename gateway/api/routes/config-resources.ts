@@ -15,6 +15,7 @@ import {
   type ResourceWrite,
   type StoreContext,
 } from '../resources.ts';
+import { configFields } from '../selector-fields.ts';
 import { metadataLabels } from '../selectors.ts';
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown> };
@@ -38,7 +39,7 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
 
   const listing: Listing<ConfigEntry<Body>> = {
     resource: def.plural,
-    word: singular(def.plural),
+    fields: configFields(singular(def.plural), def.schema),
     labelsOf: metadataLabels,
     keyOf: (e) => e.key,
     valueOf: (e) => e.value,
@@ -78,10 +79,13 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
 
   const prepare = async (c: Context<ApiEnv>, name: string | undefined): Promise<ResourceWrite> => {
     const ns = nsOf(c);
-    const body = placeInUrl(unwrap(await readJson(c)) as Body, name, ns);
+    const body = placeInUrl(unwrap(await readJson(c), def.types) as Body, name, ns);
     const resolvedName = name ?? def.nameOf(body);
     if (!resolvedName)
-      throw new ApiError('invalid_argument', `invalid ${singular(def.plural)}: metadata.name is required`);
+      throw new ApiError(
+        'invalid_argument',
+        `invalid ${singular(def.plural)}: ${def.nameMissing ?? 'metadata.name is required'}`,
+      );
     authorize(c, svc, {
       verb: c.req.method === 'POST' ? 'create' : 'update',
       resource: def.plural,
@@ -129,7 +133,11 @@ export function configResourceRoutes(svc: ApiServices, def: ConfigResource): Hon
     const current = svc.config.entry<Body>(key);
     if (!current) throw new ApiError('not_found', 'resource not found');
     checkPreconditions(c, current.value);
-    const patched = placeInUrl(mergePatch(current.value, unwrap(await readJson(c))) as Body, name, ns);
+    const patched = placeInUrl(
+      mergePatch(current.value, unwrap(await readJson(c), def.types)) as Body,
+      name,
+      ns,
+    );
     await sandboxReady();
     const value = validate(def.schema, patched, singular(def.plural)) as Body;
     const stored = storedForm(c, value);

@@ -33,7 +33,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
 
   const write = async (c: Context<ApiEnv>, mode: 'create' | 'replace', urlName: string | undefined) => {
     const ns = c.req.param('ns')!;
-    const body = placeInUrl(unwrap(await readJson(c)), urlName, ns);
+    const body = placeInUrl(unwrap(await readJson(c), ['Entity']), urlName, ns);
     const name = urlName ?? (body.metadata?.name as string | undefined);
     if (!name) throw new ApiError('invalid_argument', 'invalid entity: metadata.name is required');
     validate(Name, name, 'entity name');
@@ -59,7 +59,7 @@ export function entityRoutes(svc: ApiServices): Hono<ApiEnv> {
     const current = await svc.reads.entity(ns, name);
     if (!current) throw new ApiError('not_found', 'resource not found');
     checkPreconditions(c, redactEntity(current));
-    const patch = unwrap(await readJson(c));
+    const patch = unwrap(await readJson(c), ['Entity']);
     // Validate the result before asking the actor, so a bad patch is a 400 here.
     validate(Entity, placeInUrl(mergePatch(current, patch) as Record<string, unknown>, name, ns), 'entity');
     const msg: PutEntityMsg = { mode: 'patch', patch, user: c.get('subject').username };

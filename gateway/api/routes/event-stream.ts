@@ -3,6 +3,7 @@ import type { EventChange } from '../../../actors/entity/read-model.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
 import type { EventFeed } from '../event-feed.ts';
 import { authorize } from '../http.ts';
+import { EVENT_FIELDS } from '../selector-fields.ts';
 import { eventLabels, selectorOf } from '../selectors.ts';
 import { requireNamespace } from './config-resources.ts';
 
@@ -30,7 +31,7 @@ export function eventStreamRoutes(svc: ApiServices, feed: EventFeed): Hono<ApiEn
     const entity = c.req.query('entity');
     const check = c.req.query('check');
     // Parsed now, so a bad selector is a 400 before the stream opens.
-    const selected = selectorOf(c, 'event', eventLabels);
+    const selected = selectorOf(c, EVENT_FIELDS, eventLabels);
     const accept = (change: EventChange, parsed: () => unknown) =>
       inNamespace(change.namespace) &&
       // Checked on every change: a role taken away ends what the stream shows at once.

@@ -45,7 +45,7 @@ export function eventRoutes(svc: ApiServices): Hono<ApiEnv> {
 
   const write = async (c: Context<ApiEnv>, urlEntity?: string, urlCheck?: string) => {
     const ns = c.req.param('ns')!;
-    const raw = unwrap(await readJson(c)) as { entity?: Named; check?: Named; metrics?: unknown };
+    const raw = unwrap(await readJson(c), ['Event']) as { entity?: Named; check?: Named; metrics?: unknown };
     const entity = nameFrom(raw.entity, urlEntity, 'entity');
     const check = nameFrom(raw.check, urlCheck, 'check');
     if (!entity) throw new ApiError('invalid_argument', 'invalid event: entity.metadata.name is required');

@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
+import { methodServed } from '../../../lib/allow.ts';
 import type { Access } from '../../auth/rbac.ts';
 import { buildLegacyView } from '../../legacy/app.ts';
 import type { LegacyServices } from '../../legacy/env.ts';
 import { NAME } from '../../legacy/router.ts';
 import type { ApiEnv, ApiServices } from '../env.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, methodNotAllowed } from '../errors.ts';
 import { authorize } from '../http.ts';
 
 // The legacy views on the API port (docs/compatibility.md#the-legacy-views-on-the-api-port): the
@@ -142,6 +143,12 @@ function viewRoute(method: string, rawPath: string): { route: ViewRoute; params:
   return undefined;
 }
 
+/** The methods of the view routes whose pattern matches a raw path (`GET` alone for the prefix itself). */
+const viewMethods = (rawPath: string): string[] =>
+  rawPath === '' || rawPath === '/'
+    ? ['GET']
+    : [...new Set(VIEW_ROUTES.filter((r) => r.pattern.test(rawPath)).map((r) => r.method))];
+
 /** What `GET /api/legacy` answers: whether this node serves the legacy views, and of which namespace. */
 type LegacyViewState = { enabled: true; namespace: string } | { enabled: false };
 
@@ -164,6 +171,9 @@ export function legacyViewRoutes(svc: ApiServices, legacy: LegacyServices | unde
     const url = new URL(c.req.url);
     const rawPath = url.pathname.slice(LEGACY_VIEWS_PREFIX.length);
     const found = viewRoute(c.req.method, rawPath);
+    const methods = found ? [] : viewMethods(rawPath);
+    if (methods.length > 0 && !methodServed(c.req.method, methods))
+      throw methodNotAllowed(c.req.method, url.pathname, methods);
     if (!found)
       throw new ApiError('not_found', `the legacy views do not serve ${c.req.method} ${rawPath || '/'}`);
     for (const access of found.route.access(found.params, legacy.namespace)) authorize(c, svc, access);

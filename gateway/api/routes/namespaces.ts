@@ -8,6 +8,8 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { authorize, readJson, sendOne, unwrap, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
+import { NAMESPACE_FIELDS } from '../selector-fields.ts';
+import { selectItems } from '../selectors.ts';
 
 const NAMESPACED = [
   'assets',
@@ -35,9 +37,14 @@ export function namespaceRoutes(svc: ApiServices): Hono<ApiEnv> {
 
   app.get('/namespaces', (c) => {
     const s = c.get('subject');
-    const all = svc.config
-      .entries<{ name: string }>(configKeys.prefix('namespaces'))
-      .filter((e) => may(s, 'list', e.value.name));
+    const all = selectItems(
+      c,
+      NAMESPACE_FIELDS,
+      svc.config
+        .entries<{ name: string }>(configKeys.prefix('namespaces'))
+        .filter((e) => may(s, 'list', e.value.name)),
+      (e) => e.value,
+    );
     return c.json(page(c, all, (e) => e.key, pagingOf(c)).map((e) => e.value));
   });
 
@@ -50,7 +57,7 @@ export function namespaceRoutes(svc: ApiServices): Hono<ApiEnv> {
   });
 
   const body = async (c: Context<ApiEnv>, urlName?: string) => {
-    const raw = unwrap(await readJson(c));
+    const raw = unwrap(await readJson(c), ['Namespace']);
     const v = validate(Namespace, raw, 'namespace');
     const name = v.name ?? v.metadata?.name ?? urlName;
     if (!name) throw new ApiError('invalid_argument', 'invalid namespace: name is required');

@@ -10,6 +10,8 @@ import type { ApiEnv, ApiServices } from '../env.ts';
 import { ApiError } from '../errors.ts';
 import { readJson, sendOne, unwrap, validate } from '../http.ts';
 import { page, pagingOf } from '../paginate.ts';
+import { USER_FIELDS } from '../selector-fields.ts';
+import { selectItems } from '../selectors.ts';
 
 type Stored = v.InferOutput<typeof StoredUser>;
 
@@ -56,7 +58,9 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
   app.get('/users', (c) => {
     authorizeUser(c, 'list', '', false);
     const view = viewFor(c);
-    const users = svc.config.entries<Stored>(configKeys.prefix('users'));
+    const users = selectItems(c, USER_FIELDS, svc.config.entries<Stored>(configKeys.prefix('users')), (e) =>
+      userView(e.value),
+    );
     return c.json(page(c, users, (e) => e.key, pagingOf(c)).map((e) => view(e.value)));
   });
 
@@ -71,7 +75,7 @@ export function userRoutes(svc: ApiServices): Hono<ApiEnv> {
     urlName: string | undefined,
     existing: Stored | undefined,
   ): Promise<Stored> => {
-    const u = validate(User, unwrap(await readJson(c)), 'user');
+    const u = validate(User, unwrap(await readJson(c), ['User']), 'user');
     const username = u.username ?? urlName;
     if (!username) throw new ApiError('invalid_argument', 'invalid user: username is required');
     if (urlName && username !== urlName)

@@ -26,7 +26,7 @@ export const Silenced = v.pipe(
     begin: v.optional(v.pipe(v.number(), v.integer('must be a whole number of seconds'))),
     expire_at: v.optional(v.number()),
   }),
-  v.check((s) => !!(s.subscription || s.check), 'a silenced entry needs a subscription or a check'),
+  v.check((s) => !!(s.subscription || s.check), 'one of check or subscription is required'),
 );
 
 /** A stored silenced entry, as the configuration holds it and the per-event match reads it. */
