@@ -37,6 +37,8 @@ export interface ExecContext {
   baseEnv: Record<string, string | undefined>;
   /** Puts the named assets of `namespace` in place; returns the variables to add/prepend. */
   assets(names: string[], namespace: string): Promise<{ env: Record<string, string> }>;
+  /** Where the `env` secrets provider reads (lib/secrets.ts): the backend's whole environment unless given. */
+  secretEnv?: NodeJS.ProcessEnv;
   /** Aborted when the node stops: running commands are killed. */
   signal?: AbortSignal;
 }

@@ -8,8 +8,8 @@ import type { MetricPoint, MetricTag } from '../metrics/point.ts';
 // status is only ever raised, and every breach is explained in an annotation.
 
 /** The annotation prefixes (Sensu's `sensu.io/` with our name, docs/compatibility.md#naming). */
-export const THRESHOLD_ANNOTATION = 'monitor.io/output_metric_thresholds/';
-export const NOTIFICATION_ANNOTATION = 'monitor.io/notifications/';
+const THRESHOLD_ANNOTATION = 'monitor.io/output_metric_thresholds/';
+const NOTIFICATION_ANNOTATION = 'monitor.io/notifications/';
 
 interface ThresholdOutcome {
   status: number;
@@ -17,7 +17,7 @@ interface ThresholdOutcome {
 }
 
 /** A status as the word the annotations use. */
-export function statusCaption(status: number): string {
+function statusCaption(status: number): string {
   return status === 0 ? 'ok' : status === 1 ? 'warning' : status === 2 ? 'critical' : 'unknown';
 }
 

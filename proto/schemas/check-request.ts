@@ -70,6 +70,8 @@ export const CheckRequest = v.object({
   issued: UInt,
   hook_assets: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
   secrets: v.optional(v.nullable(v.union([v.array(v.unknown()), StringMap]))),
+  /** Ours (docs/compatibility.md#secrets): why secrets of the check could not be resolved; never values. */
+  secret_errors: v.optional(v.nullable(v.array(v.string()))),
 });
 export type CheckRequest = v.InferOutput<typeof CheckRequest>;
 
