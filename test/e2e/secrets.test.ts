@@ -30,6 +30,8 @@ let root: string;
 const onSecure = backendAgents(() => secure);
 const onPlain = backendAgents(() => plain);
 let wssAgent: CheckAgent;
+/** The same over protobuf payloads. */
+let wssProtobuf: CheckAgent;
 let wsAgent: CheckAgent;
 const api = coreApi(() => secure);
 const kit = pipelineKit(api, () => root);
@@ -51,6 +53,10 @@ test.before(async () => {
       what: 'the admin API key to work',
     });
   wssAgent = await onSecure.agentOn(['--trusted-ca-file', certs.ca], secure.agentUrl.replace(/^ws:/, 'wss:'));
+  wssProtobuf = await onSecure.agentOn(
+    ['--trusted-ca-file', certs.ca, '--protobuf'],
+    secure.agentUrl.replace(/^ws:/, 'wss:'),
+  );
   wsAgent = await onPlain.agentOn();
 });
 
@@ -140,14 +146,19 @@ test("a secret never hands out the backend's own MONITOR_ configuration", async 
   assert.match(failed.error, "does not hand out the backend's own configuration (MONITOR_API_PORT)");
 });
 
-test('a check command gets its secret from a backend whose agent port is TLS', async () => {
-  const e = await onSecure.run(wssAgent, 'sec-check-wss', {
-    command: DIGEST,
-    secrets: [{ name: 'TOKEN', secret: 'SECRET_TEST_TOKEN' }],
-  });
-  assert.is(e.check.status, 0);
-  assert.is(e.check.output.trim(), sha256(TOKEN));
-  assert.equal(e.check.secrets, [{ name: 'TOKEN', secret: 'SECRET_TEST_TOKEN' }]);
+test('a check command gets its secret from a backend whose agent port is TLS (JSON and protobuf)', async () => {
+  for (const [target, name] of [
+    [wssAgent, 'sec-check-wss'],
+    [wssProtobuf, 'sec-check-wss-pb'],
+  ] as const) {
+    const e = await onSecure.run(target, name, {
+      command: DIGEST,
+      secrets: [{ name: 'TOKEN', secret: 'SECRET_TEST_TOKEN' }],
+    });
+    assert.is(e.check.status, 0, name);
+    assert.is(e.check.output.trim(), sha256(TOKEN), name);
+    assert.equal(e.check.secrets, [{ name: 'TOKEN', secret: 'SECRET_TEST_TOKEN' }]);
+  }
 });
 
 test('over plain ws the check runs without the secret, and the backend warns naming the check', async () => {
@@ -164,6 +175,7 @@ test('over plain ws the check runs without the secret, and the backend warns nam
 test('a check whose secret cannot be resolved is not run: status 3 naming the secret', async () => {
   for (const [b, target, name] of [
     [onSecure, wssAgent, 'sec-missing-wss'],
+    [onSecure, wssProtobuf, 'sec-missing-wss-pb'],
     [onPlain, wsAgent, 'sec-missing-ws'],
   ] as const) {
     const e = await b.run(target, name, {
@@ -194,7 +206,7 @@ test('the values are in no log, API answer or stored event', async () => {
   const all = [
     ...answers,
     ...[secure, plain].map((b) => b.proc.lines().join('\n')),
-    ...[wssAgent, wsAgent].map((a) => a.agent.proc.lines().join('\n')),
+    ...[wssAgent, wssProtobuf, wsAgent].map((a) => a.agent.proc.lines().join('\n')),
   ];
   assert.ok(all.join('').includes('SECRET_TEST_TOKEN'), 'the secrets are there, by variable name');
   for (const [i, text] of all.entries()) {
