@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { configKeys } from '../../proto/names.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Entity } from '../../proto/schemas/entity.ts';
-import { AssetManager, type Asset } from '../../lib/assets/index.ts';
+import { AssetManager, assetPathVar, type Asset } from '../../lib/assets/index.ts';
+import { assetLibraries } from '../../lib/assets/libraries.ts';
 import { systemInfo } from '../../lib/system.ts';
 import type { ConfigStore } from '../config/store.ts';
 import type { ExecContext } from './types.ts';
@@ -57,6 +58,20 @@ export class BackendAssets {
       if (this.prepared.get(key)?.env === env) this.prepared.delete(key);
     });
     return { env: { ...(await env) } };
+  };
+
+  /**
+   * Suits ExecContext['filterLibraries']: the JavaScript files of a filter's runtime assets, fetched and
+   * verified as a handler's are, asset by asset in the order named; `key` says which versions they are.
+   * An asset whose filters exclude this host contributes nothing.
+   */
+  readonly filterLibraries: NonNullable<ExecContext['filterLibraries']> = async (names, namespace) => {
+    const { env } = await this.assets(names, namespace);
+    const dirs = names.map((n) => env[assetPathVar(n)]);
+    const lists = await Promise.all(
+      names.map((n, i) => (dirs[i] ? assetLibraries(n, dirs[i]) : Promise.resolve([]))),
+    );
+    return { key: dirs.map((d) => d ?? '-').join('\0'), list: lists.flat() };
   };
 
   private async prepare(names: string[], namespace: string): Promise<Record<string, string>> {

@@ -1,5 +1,6 @@
 import { delimiter } from 'node:path';
 import { runInGroup } from '../../lib/process-group.ts';
+import { maskSecrets, resolveEnvSecrets, type SecretRef } from '../../lib/secrets.ts';
 import type { ExecContext } from './types.ts';
 
 // Runs the command of a pipe mutator or pipe handler on the backend
@@ -19,7 +20,7 @@ interface CommandResource {
   timeout?: number | undefined;
   env_vars?: string[] | null | undefined;
   runtime_assets?: string[] | null | undefined;
-  secrets?: Array<{ name: string }> | null | undefined;
+  secrets?: SecretRef[] | null | undefined;
 }
 
 interface ExecOptions {
@@ -47,6 +48,11 @@ interface ExecResult {
   duration: number;
 }
 
+interface CommandResult extends ExecResult {
+  /** Hides the command's secret values in text about to be logged (stderr is already masked). */
+  mask: (text: string) => string;
+}
+
 /** Splits `KEY=value` entries; an entry without a key (or with a NUL) is skipped with a warning naming its position only (values may be secrets). */
 function parseEnvVars(
   entries: readonly string[] | null | undefined,
@@ -65,35 +71,39 @@ function parseEnvVars(
   return out;
 }
 
-/** The command's environment: the backend's, then the resource's env_vars, then the assets' (search paths prepended). */
+/**
+ * The command's environment: the backend's, then the resource's env_vars, the assets' (search paths
+ * prepended) and its secrets; with the secrets' values, to mask them in what is logged.
+ */
 async function pipelineCommandEnv(
   res: CommandResource,
   namespace: string,
   what: string,
   ctx: ExecContext,
-): Promise<Record<string, string>> {
+): Promise<{ env: Record<string, string>; secretValues: string[] }> {
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(ctx.baseEnv)) if (val !== undefined) env[k] = val;
   Object.assign(env, parseEnvVars(res.env_vars, what, ctx));
-  // No secrets provider exists on this backend: say so rather than run as if the variables were set.
-  if (res.secrets?.length)
-    ctx.log.warn('secrets are not supported; the command runs without them', {
-      resource: what,
-      secrets: res.secrets.map((s) => s.name),
-    });
   const names = res.runtime_assets ?? [];
-  if (names.length === 0) return env;
-  const assets = await ctx.assets(names, namespace);
-  for (const [k, val] of Object.entries(assets.env)) {
-    const prepend = (PREPENDED_VARS as readonly string[]).includes(k) && env[k];
-    env[k] = prepend ? `${val}${delimiter}${env[k]}` : val;
+  if (names.length) {
+    const assets = await ctx.assets(names, namespace);
+    for (const [k, val] of Object.entries(assets.env)) {
+      const prepend = (PREPENDED_VARS as readonly string[]).includes(k) && env[k];
+      env[k] = prepend ? `${val}${delimiter}${env[k]}` : val;
+    }
   }
-  return env;
+  // Secrets last, read now from the backend's environment and kept nowhere (lib/secrets.ts); a missing
+  // one stops the command, with a message naming it (never a value).
+  if (!res.secrets?.length) return { env, secretValues: [] };
+  const secrets = resolveEnvSecrets(res.secrets, ctx.secretEnv ?? process.env);
+  if (!secrets.ok) throw new Error(secrets.errors.join('; '));
+  Object.assign(env, secrets.values);
+  return { env, secretValues: Object.values(secrets.values) };
 }
 
 /**
  * Runs `res.command` with `stdin` as its input. Resolves in every case (a failure to start is
- * status 3 with `error`); rejects only when the environment cannot be built (a missing asset).
+ * status 3 with `error`); rejects only when the environment cannot be built (a missing asset or secret).
  */
 export async function execCommand(
   res: CommandResource,
@@ -101,9 +111,11 @@ export async function execCommand(
   namespace: string,
   ctx: ExecContext,
   opts: ExecOptions,
-): Promise<ExecResult> {
-  const env = await pipelineCommandEnv(res, namespace, opts.what, ctx);
-  return run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
+): Promise<CommandResult> {
+  const { env, secretValues } = await pipelineCommandEnv(res, namespace, opts.what, ctx);
+  const r = await run(res.command ?? '', stdin, env, res.timeout ?? 0, ctx.signal, opts);
+  const mask = (text: string) => maskSecrets(text, secretValues);
+  return { ...r, stderr: mask(r.stderr), mask };
 }
 
 async function run(

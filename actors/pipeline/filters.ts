@@ -3,12 +3,15 @@ import type { Logger } from '../../lib/log.ts';
 import { parseTimeOfDay, WEEKDAYS } from '../../proto/time-of-day.ts';
 import type { Event } from '../../proto/schemas/event.ts';
 import { filterView } from './synthesize.ts';
-import type { EventExtras, EventFilterSpec, FilterRef } from './types.ts';
+import type { EventExtras, EventFilterSpec, FilterLibraries, FilterRef } from './types.ts';
 
 const EXPRESSION_TIMEOUT_MS = 100;
 const MAX_PROGRAMS = 128;
 
 type FilterDecision = { pass: boolean; reason?: string };
+
+/** A filter's runtime assets as JavaScript libraries, or why they could not be had (run.ts). */
+export type FilterLibs = FilterLibraries | { key: string; error: string };
 
 /**
  * Applies one filter of a workflow (docs/compatibility.md#filters). `pass: false` drops the event. Built-ins:
@@ -25,6 +28,7 @@ export function applyFilter(
   extras: EventExtras,
   now: Date,
   log: Logger,
+  libraries?: FilterLibs,
 ): FilterDecision {
   if (ref.kind === 'builtin') return builtin(ref.name, extras);
   const f = ref.filter;
@@ -39,7 +43,7 @@ export function applyFilter(
         ? { pass: false, reason: `${name}: outside its time windows` }
         : { pass: true };
   }
-  const prog = program(f);
+  const prog = program(f, libraries);
   const defined = prog.defs.flatMap((d) => (d.id === undefined ? [] : [d.id]));
   const allow = f.action === 'allow';
   // Allow stops at the first expression that is not true, deny at the first that is.
@@ -131,17 +135,21 @@ interface Program {
 // ages out (and is freed).
 const programs = new Map<string, Program>();
 
-function program(f: EventFilterSpec): Program {
-  const key = JSON.stringify([f.metadata.namespace, f.metadata.name, f.expressions]);
+function program(f: EventFilterSpec, libraries: FilterLibs | undefined): Program {
+  const key = JSON.stringify([f.metadata.namespace, f.metadata.name, f.expressions, libraries?.key]);
   let p = programs.get(key);
   if (p) {
     programs.delete(key);
     programs.set(key, p);
     return p;
   }
-  const sandbox = new Sandbox();
+  // The runtime assets' libraries run in the filter's own context before its expressions, as Sensu
+  // evaluates them in the filter's VM; without them, every expression fails with the reason.
+  const libraryError = libraries && 'error' in libraries ? libraries.error : undefined;
+  const sandbox = new Sandbox(libraries && 'list' in libraries ? { libraries: libraries.list } : {});
   let unavailable = false;
   const defs = f.expressions.map((expr) => {
+    if (libraryError !== undefined) return { error: libraryError };
     try {
       return { id: sandbox.define('expression', expr) };
     } catch (err) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/log.ts';
-import { applyFilter } from './filters.ts';
+import { applyFilter, type FilterLibs } from './filters.ts';
 import { mutate } from './mutators/index.ts';
 import { runHandler } from './handlers/index.ts';
 import { eventExtras } from './synthesize.ts';
@@ -38,9 +38,16 @@ export async function runJob(
   const now = new Date();
   const payloads = new Map<string, Promise<Buffer>>();
   const aborted = new Set<string>();
+  const libraries = new Map<string, Promise<FilterLibs>>();
+  const librariesOf = (names: string[]) => {
+    const key = names.join('\0');
+    let p = libraries.get(key);
+    if (!p) libraries.set(key, (p = loadLibraries(names, namespace, ctx)));
+    return p;
+  };
   for (const w of workflows) {
     if (aborted.has(w.pipeline)) continue;
-    const dropped = dropReason(w, job, extras, now, log);
+    const dropped = await dropReason(w, job, extras, now, log, librariesOf);
     if (dropped) {
       report.filtered++;
       log.debug('event filtered', {
@@ -78,15 +85,18 @@ export async function runJob(
   return report;
 }
 
-function dropReason(
+async function dropReason(
   w: Workflow,
   job: PipelineJob,
   extras: ReturnType<typeof eventExtras>,
   now: Date,
   log: Logger,
-): string | undefined {
+  librariesOf: (names: string[]) => Promise<FilterLibs>,
+): Promise<string | undefined> {
   for (const f of w.filters) {
-    const d = applyFilter(f, job.event, extras, now, log);
+    const names = f.kind === 'resource' ? (f.filter.runtime_assets ?? []) : [];
+    const libs = names.length ? await librariesOf(names) : undefined;
+    const d = applyFilter(f, job.event, extras, now, log, libs);
     if (!d.pass) return d.reason ?? (f.kind === 'builtin' ? f.name : f.filter.metadata.name);
   }
   return undefined;
@@ -98,3 +108,14 @@ const mutatorKey = (w: Workflow) =>
     : w.mutator.kind === 'builtin'
       ? w.mutator.name
       : `resource:${w.mutator.mutator.metadata.name}`;
+
+/** A filter's runtime assets as JavaScript libraries; a failure is the filter's, not the job's. */
+async function loadLibraries(names: string[], namespace: string, ctx: ExecContext): Promise<FilterLibs> {
+  const failed = (error: string): FilterLibs => ({ key: `error:${error}`, error });
+  if (!ctx.filterLibraries) return failed('runtime assets of filters are not available on this node');
+  try {
+    return await ctx.filterLibraries(names, namespace);
+  } catch (err) {
+    return failed(`runtime assets ${names.join(', ')}: ${(err as Error).message}`);
+  }
+}

@@ -1,5 +1,6 @@
 import type * as v from 'valibot';
 import type { Logger } from '../../lib/log.ts';
+import type { Library } from '../../lib/sandbox/index.ts';
 import type { EventFilter, Handler, Mutator } from '../../proto/schemas/resources/pipeline.ts';
 
 // The contracts between the parts of the event pipeline: what the workers' filters, mutators and
@@ -30,6 +31,12 @@ export type MutatorRef =
   | { kind: 'builtin'; name: 'json' | 'only_check_output' | 'legacy' }
   | { kind: 'resource'; mutator: MutatorSpec };
 
+/** A filter's libraries, and which versions of its assets they come from (part of its sandbox's identity). */
+export interface FilterLibraries {
+  key: string;
+  list: Library[];
+}
+
 /** The environment a command (pipe mutator or handler) runs with. */
 export interface ExecContext {
   log: Logger;
@@ -37,6 +44,10 @@ export interface ExecContext {
   baseEnv: Record<string, string | undefined>;
   /** Puts the named assets of `namespace` in place; returns the variables to add/prepend. */
   assets(names: string[], namespace: string): Promise<{ env: Record<string, string> }>;
+  /** The JavaScript libraries of a filter's runtime assets (docs/compatibility.md#filter-runtime-assets). */
+  filterLibraries?(names: string[], namespace: string): Promise<FilterLibraries>;
+  /** Where the `env` secrets provider reads (lib/secrets.ts): the backend's whole environment unless given. */
+  secretEnv?: NodeJS.ProcessEnv;
   /** Aborted when the node stops: running commands are killed. */
   signal?: AbortSignal;
 }

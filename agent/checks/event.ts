@@ -1,6 +1,8 @@
 import type { Event } from '../../proto/schemas/event.ts';
 import type { RequestCheckConfig } from '../../proto/schemas/check-request.ts';
 import type { Logger } from '../../lib/log.ts';
+import { evaluateThresholds } from './thresholds.ts';
+import type { MetricPoint } from '../metrics/point.ts';
 
 // The event a check execution produces (docs/compatibility.md#check-execution): the request's configuration
 // plus what happened; metrics are extracted from the full output before `max_output_size` and
@@ -48,7 +50,7 @@ export function buildCheckEvent(o: {
   log?: Logger;
 }): Event {
   const { config, run } = o;
-  let metrics: Event['metrics'];
+  let metrics: (Event['metrics'] & { points: MetricPoint[] }) | undefined;
   const format = config.output_metric_format;
   if (format && o.extractMetrics) {
     try {
@@ -80,16 +82,25 @@ export function buildCheckEvent(o: {
       format,
     });
   }
+  // Thresholds judge the points just extracted; they may raise the status, never lower it.
+  let status = run.status;
+  let annotations = config.metadata.annotations;
+  if (metrics && config.output_metric_thresholds?.length) {
+    const judged = evaluateThresholds(config.output_metric_thresholds, metrics.points, status);
+    status = judged.status;
+    if (Object.keys(judged.annotations).length) annotations = { ...annotations, ...judged.annotations };
+  }
   let output = run.output;
   if (config.max_output_size && config.max_output_size > 0)
     output = truncateBytes(output, config.max_output_size);
   if (config.discard_output) output = '';
   const check = {
     ...config,
+    ...(annotations !== config.metadata.annotations ? { metadata: { ...config.metadata, annotations } } : {}),
     issued: o.issued,
     executed: run.executed,
     duration: run.duration,
-    status: run.status,
+    status,
     output,
     ...(o.hooks?.length ? { hooks: o.hooks } : {}),
   };

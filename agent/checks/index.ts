@@ -122,6 +122,9 @@ export class CheckExecutor {
     let hookAssets = req.hook_assets ?? {};
     const fail = (message: string, status = 3) =>
       this.send(buildCheckEvent({ config, issued, run: failed(message, status), log: this.deps.log }));
+    // The backend could not resolve a secret (docs/compatibility.md#secrets): not run without it.
+    if (req.secret_errors?.length)
+      return fail(`check secrets could not be resolved by the backend: ${req.secret_errors.join('; ')}`);
     try {
       const data = tokenData(entity);
       config = substituteTokens(req.config, data);

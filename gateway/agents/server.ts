@@ -230,7 +230,7 @@ export class AgentGateway {
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const codec = codecForAccept(req.headers.accept);
-      const session = new AgentSession(ws, identity, this.opts, codec);
+      const session = new AgentSession(ws, identity, this.opts, codec, !!this.opts.tls);
       this.sessions.add(session);
       ws.on('close', () => this.sessions.delete(session));
       this.opts.log.info('agent connected', {

@@ -30,6 +30,7 @@ import { ENTITY_LIMIT_MESSAGE, type EntityLimit } from '../../actors/entity/limi
 import { routeAgentEvent } from './event-route.ts';
 import { CheckSubscriptions, checkRequestFrame, subscriptionsOfEntityConfig } from './subscriptions.ts';
 import type { CheckRequest } from '../../proto/schemas/check-request.ts';
+import { requestForAgent } from './check-secrets.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 const CLOSE_INVALID_PAYLOAD = 1007;
@@ -86,6 +87,8 @@ export class AgentSession {
     readonly identity: AgentIdentity,
     private readonly deps: SessionDeps,
     private readonly codec: PayloadCodec = jsonCodec,
+    /** The agent came over TLS (wss): only then do check requests carry secrets. */
+    private readonly secure = false,
   ) {
     this.origin = { namespace: identity.namespace, name: identity.agentName, user: identity.user };
     this.entity = entityRef(deps.actors, identity.namespace, identity.agentName);
@@ -336,7 +339,7 @@ export class AgentSession {
       this.droppedChecks = 0;
     }
     try {
-      this.ws.send(checkRequestFrame(req, this.codec));
+      this.ws.send(checkRequestFrame(requestForAgent(req, this.secure, this.deps.log), this.codec));
     } catch (err) {
       this.log.warn('dropping a check request that cannot be encoded', {
         check: req.config.metadata.name,

@@ -10,9 +10,18 @@ import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core';
 import { engine, poison, sandboxReady, withMemoryBudget } from './engine.ts';
 import { MODE } from './prelude.ts';
 
-import { ModuleFailure, OUT_OF_MEMORY, disposeVm, errorText, isExhaustion, newVm, type Vm } from './vm.ts';
+import {
+  ModuleFailure,
+  OUT_OF_MEMORY,
+  disposeVm,
+  errorText,
+  isExhaustion,
+  newVm,
+  type Library,
+  type Vm,
+} from './vm.ts';
 
-export { sandboxReady };
+export { sandboxReady, type Library };
 
 /**
  * `expression`: a JavaScript expression over the input (filters); `body`: a function body with the
@@ -45,6 +54,12 @@ interface SandboxOptions {
   /** Name of the input: `event` (the default) or `entity`. */
   input?: string;
   memoryLimitBytes?: number;
+  /**
+   * JavaScript libraries run at global scope in every context of this sandbox before its user code
+   * (a filter's runtime assets): their declarations are globals the code can use, frozen with the
+   * rest. One that fails makes every definition and evaluation answer its error.
+   */
+  libraries?: readonly Library[];
 }
 
 /** The limits every sandbox runs under unless told otherwise. */
@@ -59,6 +74,8 @@ const SANDBOX_LIMITS = {
    */
   stackBytes: 32 * 1024,
   timeoutMs: 100,
+  /** The time limit of each library's load, once per context. */
+  libraryTimeoutMs: 1000,
   /** The largest input, as JSON. */
   inputBytes: 8 * 1024 * 1024,
 } as const;
@@ -112,11 +129,13 @@ export class Sandbox {
   private deadline = 0;
   private readonly input: string;
   private readonly memory: number;
+  private readonly libraries: readonly Library[];
   private disposed = false;
 
   constructor(opts: SandboxOptions = {}) {
     this.input = opts.input ?? 'event';
     this.memory = opts.memoryLimitBytes ?? SANDBOX_LIMITS.memoryLimitBytes;
+    this.libraries = opts.libraries ?? [];
   }
 
   /**
@@ -242,6 +261,12 @@ export class Sandbox {
       { memory: this.memory, stack: SANDBOX_LIMITS.stackBytes },
       this.input,
       () => Date.now() > this.deadline,
+      {
+        list: this.libraries,
+        beforeEach: () => {
+          this.deadline = Date.now() + SANDBOX_LIMITS.libraryTimeoutMs;
+        },
+      },
     );
     this.vm = vm;
     for (const d of this.defs) {

@@ -1,11 +1,15 @@
 // The JavaScript that sets up each sandbox context, run once per context before any user code. It
-// evaluates to the three functions the host calls (kept as host handles, never put on the global
+// evaluates to the functions the host calls (kept as host handles, never put on the global
 // object, so user code cannot reach or replace them):
 //   run(id, mode, nowMs, json, freeze, keep)  one evaluation; answers a tagged string (below).
 //                                      json undefined: the input of the previous run again; keep
 //                                      false: the input is let go afterwards; id -1 only lets go
 //   define(fn)                         keeps a compiled user function; answers its id
 //   script(src)                        keeps a script's wrapped source (run by a direct eval); its id
+//   load(src)                          runs a JavaScript library at global scope (a filter's runtime
+//                                      assets), after code generation is gone and before the freeze
+//   seal()                             freezes the global object and every built-in; called once,
+//                                      after the libraries, before any user code is defined
 //
 // What user code finds: the standard built-ins of QuickJS, all frozen, and the global object frozen
 // too, so nothing one evaluation does is seen by the next and nothing survives it (no retained memory
@@ -41,6 +45,9 @@ export function prelude(input: string): string {
   const ownKeys = Reflect.ownKeys, getOwn = Object.getOwnPropertyDescriptor;
   const isArray = Array.isArray, isFiniteNumber = Number.isFinite, trunc = Math.trunc;
   const DateCtor = Date;
+  // What the freeze uses, taken before any library runs: a library may replace the globals.
+  const apply = Reflect.apply, globalEval = g.eval;
+  const WeakSetCtor = WeakSet, wsHas = WeakSet.prototype.has, wsAdd = WeakSet.prototype.add;
 
   let now = 0;
   let input;
@@ -135,14 +142,15 @@ export function prelude(input: string): string {
     delete g[k];
   delete Symbol.for;
   delete Symbol.keyFor;
-  const seen = new WeakSet();
+  const seen = new WeakSetCtor();
   const harden = (o) => {
-    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) return;
-    seen.add(o);
+    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || apply(wsHas, seen, [o])) return;
+    apply(wsAdd, seen, [o]);
     freeze(o);
     harden(getProto(o));
-    for (const k of ownKeys(o)) {
-      const d = getOwn(o, k);
+    const ks = ownKeys(o);
+    for (let i = 0; i < ks.length; i++) {
+      const d = getOwn(o, ks[i]);
       if (!d) continue;
       if ('value' in d) harden(d.value);
       else {
@@ -151,15 +159,25 @@ export function prelude(input: string): string {
       }
     }
   };
-  // The global object and everything reachable from it, then the intrinsics it does not name
-  // (iterator and generator prototypes, the function kinds, Promise), through instances of them.
-  harden(g);
-  for (const o of [
+  // The intrinsics the global object does not name (iterator and generator prototypes, the function
+  // kinds, Promise), through instances of them: made now, before a library could change how.
+  const intrinsics = [
     noCodegen, PromiseCtor,
     function* () {}, async function () {}, async function* () {}, (function* () {})(), (async function* () {})(),
     [][Symbol.iterator](), new Map().entries(), new Set().values(), ''[Symbol.iterator](), /a/g[Symbol.matchAll](''),
-  ])
-    harden(o);
-  return { run, define, script };
+  ];
+  let sealed = false;
+  // A library's top-level declarations become globals, frozen with the rest by seal().
+  const load = (src) => {
+    if (sealed) throw new TypeError('libraries are loaded before the context is sealed');
+    globalEval(String(src));
+  };
+  // The global object and everything reachable from it, then the intrinsics.
+  const seal = () => {
+    sealed = true;
+    harden(g);
+    for (let i = 0; i < intrinsics.length; i++) harden(intrinsics[i]);
+  };
+  return { run, define, script, load, seal };
 })()`;
 }

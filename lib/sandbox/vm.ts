@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
-import { poison, type Engine } from './engine.ts';
+import { poison, withMemoryBudget, type Engine } from './engine.ts';
 import { prelude } from './prelude.ts';
 
 // One QuickJS runtime with its context and the prelude's entry points (docs/architecture.md#user-javascript):
@@ -13,6 +13,8 @@ export interface Vm {
   run: QuickJSHandle;
   define: QuickJSHandle;
   script: QuickJSHandle;
+  load: QuickJSHandle;
+  seal: QuickJSHandle;
   /** The context's id of each definition of the sandbox; -1 when it failed in this context. */
   ids: number[];
 }
@@ -20,12 +22,23 @@ export interface Vm {
 /** A host-level failure of a QuickJS call: the module is dropped, nothing of it is touched again. */
 export class ModuleFailure extends Error {}
 
+/** A JavaScript library of the context (a filter's runtime asset file), run before its user code. */
+export interface Library {
+  /** For errors: `<asset>/<path in the asset>`. */
+  name: string;
+  source: string;
+}
+
+/** A library that failed to load: the context is not made, and its code answers this error. */
+class LibraryError extends Error {}
+
 /** Runtime, context and prelude in a module; a host-level failure poisons the module. */
 export function newVm(
   e: Engine,
   limits: { memory: number; stack: number },
   input: string,
   interrupt: () => boolean,
+  libraries: { list: readonly Library[]; beforeEach: () => void } = { list: [], beforeEach: () => {} },
 ): Vm {
   let rt: QuickJSRuntime | undefined;
   try {
@@ -50,11 +63,37 @@ export function newVm(
       run: ctx.getProp(fns, 'run'),
       define: ctx.getProp(fns, 'define'),
       script: ctx.getProp(fns, 'script'),
+      load: ctx.getProp(fns, 'load'),
+      seal: ctx.getProp(fns, 'seal'),
       ids: [],
     };
     fns.dispose();
+    for (const lib of libraries.list) {
+      libraries.beforeEach();
+      const src = ctx.newString(lib.source);
+      const { value: l, exhausted } = withMemoryBudget(limits.memory, () =>
+        ctx.callFunction(vm.load, ctx.undefined, src),
+      );
+      src.dispose();
+      const failure = l.error ? errorText(ctx, l.error) : exhausted ? OUT_OF_MEMORY : undefined;
+      (l.error ?? l.value).dispose();
+      if (failure === undefined && !rt.hasPendingJob()) continue;
+      disposeVm(vm);
+      throw new LibraryError(
+        `library ${lib.name} failed: ${failure === undefined ? 'it started asynchronous code' : /interrupted/.test(failure) ? 'it ran out of time' : failure}`,
+      );
+    }
+    const sealed = ctx.callFunction(vm.seal, ctx.undefined);
+    if (sealed.error) {
+      const msg = errorText(ctx, sealed.error);
+      sealed.error.dispose();
+      disposeVm(vm);
+      throw new Error(`the sandbox prelude failed: ${msg}`);
+    }
+    sealed.value.dispose();
     return vm;
   } catch (err) {
+    if (err instanceof LibraryError) throw err;
     if (err instanceof Error && err.message.startsWith('the sandbox prelude failed')) throw err;
     poison(e.generation);
     throw new ModuleFailure(`sandbox failure: ${(err as Error)?.message ?? String(err)}`);
@@ -67,6 +106,8 @@ export function disposeVm(vm: Vm): void {
     vm.run.dispose();
     vm.define.dispose();
     vm.script.dispose();
+    vm.load.dispose();
+    vm.seal.dispose();
     vm.ctx.dispose();
     vm.rt.dispose();
   } catch {

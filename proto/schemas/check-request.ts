@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ObjectMeta, StringMap, UInt } from './common.ts';
+import { MetricThresholds } from './metric-thresholds.ts';
 
 // The `check_request` frame from the backend (core/v2 CheckRequest). Loose objects: the check
 // configuration carries many fields the agent does not act on, and they travel into the event
@@ -36,6 +37,7 @@ export const RequestCheckConfig = v.looseObject({
   output_metric_format: v.optional(v.string()),
   output_metric_tags: v.optional(v.nullable(v.array(Tag))),
   output_metric_handlers: OptStrings,
+  output_metric_thresholds: MetricThresholds,
   max_output_size: v.optional(UInt),
   discard_output: v.optional(v.boolean()),
   proxy_entity_name: v.optional(v.string()),
@@ -68,6 +70,8 @@ export const CheckRequest = v.object({
   issued: UInt,
   hook_assets: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
   secrets: v.optional(v.nullable(v.union([v.array(v.unknown()), StringMap]))),
+  /** Ours (docs/compatibility.md#secrets): why secrets of the check could not be resolved; never values. */
+  secret_errors: v.optional(v.nullable(v.array(v.string()))),
 });
 export type CheckRequest = v.InferOutput<typeof CheckRequest>;
 

@@ -52,6 +52,11 @@ const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !
 /** proto3 does not send zero values; put back the ones whose absence would change the meaning. */
 function restoreZeros(type: FrameType, o: Obj): Obj {
   if (type === 'ack') return { ok: false, ...o };
+  if (type === 'check_request' && isObj(o.config) && Array.isArray(o.config.output_metric_thresholds))
+    return {
+      ...o,
+      config: { ...o.config, output_metric_thresholds: o.config.output_metric_thresholds.map(zeroRules) },
+    };
   if ((type === 'event' || type === 'keepalive') && isObj(o.check)) {
     const check: Obj = { status: 0, ...o.check };
     if (Array.isArray(check.history))
@@ -60,6 +65,12 @@ function restoreZeros(type: FrameType, o: Obj): Obj {
     return { ...o, check };
   }
   return o;
+}
+
+/** A threshold rule's status 0 is not sent: put back, since the rule means nothing without it. */
+function zeroRules(t: unknown): unknown {
+  if (!isObj(t) || !Array.isArray(t.thresholds)) return t;
+  return { ...t, thresholds: t.thresholds.map((r) => (isObj(r) ? { status: 0, ...r } : r)) };
 }
 
 // A hook result's JSON holds its configuration inline (`{metadata, command, ..., status, output}`),

@@ -13,8 +13,8 @@ import { checkAgents, PLUGINS, run as standInRun } from './agent-checks/stand-in
 // (test/e2e/agent-checks/backend.ts: created and executed through the REST API, the event read back
 // through it): the allow list (--allow-list) and a bad one, --disable-assets, stopping an agent while
 // a check runs. The protobuf test keeps the backend stand-in of test/e2e/agent-checks/stand-in.ts:
-// it checks that secrets cross the wire, and this backend has no secrets provider, so its requests
-// never carry any. The checks of an agent with no such option are in agent-checks.test.ts.
+// it checks that secrets cross the wire, and a real backend sends secrets only to agents on wss
+// (e2e/secrets.test.ts), which this one is not. The checks of an agent with no such option are in agent-checks.test.ts.
 
 let backend: Backend;
 const real = backendAgents(() => backend);

@@ -151,7 +151,6 @@ test('pipe handler: env_vars reach the command; invalid entries are skipped with
     `printf '%s|%s|%s' "$GREETING" "$WITH_EQ" "$MONITOR_BASE" > '${file('env.txt')}'`,
     {
       env_vars: ['GREETING=hello world', 'WITH_EQ=a=b', '=nokey', 'NOEQUALS'],
-      secrets: [{ name: 'API_TOKEN', secret: 'vault-path-to-token' }],
     },
   );
   const out = await runHandler(spec, Buffer.from('{}'), 'default', {
@@ -166,8 +165,30 @@ test('pipe handler: env_vars reach the command; invalid entries are skipped with
     warns.some((l) => l.includes('NOEQUALS')),
     'the entry itself is not logged',
   );
-  assert.ok(logLines.some((l) => l.includes('secrets are not supported') && l.includes('API_TOKEN')));
-  assert.not.ok(logLines.some((l) => l.includes('vault-path-to-token')));
+});
+
+test('pipe handler: secrets come from the env provider; their values are masked in what is logged', async () => {
+  const value = `s3cr3t-${randomBytes(6).toString('hex')}`;
+  const spec = pipe(
+    'secretive',
+    `printf %s "$API_TOKEN" > '${file('secret.txt')}'; echo "bad $API_TOKEN" >&2; exit 1`,
+    {
+      secrets: [{ name: 'API_TOKEN', secret: 'PIPELINE_TEST_TOKEN' }],
+    },
+  );
+  const out = await runHandler(spec, Buffer.from('{}'), 'default', {
+    ...ctx,
+    secretEnv: { PIPELINE_TEST_TOKEN: value },
+  });
+  assert.is(fs.readFileSync(file('secret.txt'), 'utf8'), value);
+  assert.is(out.ok, false);
+  assert.is(out.error, 'exit status 1: bad REDACTED');
+  assert.not.ok(logLines.some((l) => l.includes(value)));
+  const missing = await runHandler(spec, Buffer.from('{}'), 'default', { ...ctx, secretEnv: {} });
+  assert.is(
+    missing.error,
+    'secret API_TOKEN: the env provider has no variable PIPELINE_TEST_TOKEN on this backend',
+  );
 });
 
 test('pipe handler: a command that never reads stdin, with a large payload', async () => {

@@ -308,4 +308,45 @@ test('a reused context answers each run from its own input', () => {
   }
 });
 
+test('libraries run before the code, at global scope, and are frozen with the built-ins', () => {
+  const lib = new Sandbox({
+    libraries: [
+      {
+        name: 'a/x.js',
+        source: 'var LIMIT = { n: 1 }; function over(e) { return e.check.status > LIMIT.n; }',
+      },
+      // A library that replaces what the freeze uses does not stop the freeze.
+      {
+        name: 'a/y.js',
+        source: 'WeakSet = function () {}; WeakSet.prototype.has = function () { return true; };',
+      },
+    ],
+  });
+  const run = (expr: string) => lib.run(lib.define('expression', expr), input, { mode: 'true' });
+  assert.equal(run('over(event)'), { ok: true, value: true });
+  assert.equal(run('(LIMIT.n = 5, LIMIT.n === 1)'), { ok: true, value: true });
+  assert.equal(run('Object.isFrozen(globalThis) && Object.isFrozen(Array.prototype)'), {
+    ok: true,
+    value: true,
+  });
+  assert.equal(run('typeof eval === "undefined"'), { ok: true, value: true });
+  lib.dispose();
+});
+
+test('a library that throws, never ends or starts async code fails every definition, naming the file', () => {
+  for (const [source, error] of [
+    ['throw new TypeError("nope")', 'library b/x.js failed: TypeError: nope'],
+    ['for (;;) {}', 'library b/x.js failed: it ran out of time'],
+    ['(async () => { await 0; })()', 'library b/x.js failed: it started asynchronous code'],
+  ]) {
+    const bad = new Sandbox({ libraries: [{ name: 'b/x.js', source: source! }] });
+    assert.throws(
+      () => bad.define('expression', 'true'),
+      (e: Error) => e.message === error,
+    );
+    bad.dispose();
+  }
+  assert.equal(evalBool('event.check.status == 2'), { ok: true, value: true });
+});
+
 test.run();

@@ -19,7 +19,7 @@ export async function pipeHandle(
     what: `handler ${name}`,
     maxStdout: MAX_HANDLER_OUTPUT,
   });
-  const output = r.stdout.subarray(0, LOGGED_OUTPUT).toString('utf8');
+  const output = r.mask(r.stdout.subarray(0, LOGGED_OUTPUT).toString('utf8'));
   if (r.status === 0 && !r.timedOut && !r.cancelled) {
     if (output) ctx.log.debug('handler output', { handler: name, output });
     return { ok: true, status: 0 };

@@ -40,6 +40,12 @@ export function pipelineService(
         replicas: cfg['nats-replicas'],
         ttlMs: WORKER.attemptsTtlMs,
       });
+      const assets = new BackendAssets({
+        config,
+        stateDir: cfg['state-dir'],
+        log: pipelineLog.child({ component: 'assets' }),
+        node: cfg.name,
+      });
       const pipeline = new PipelineWorker({
         attempts: new JobAttempts(attempts, WORKER.maxAttempts, pipelineLog),
         nats: deps.nats(),
@@ -49,12 +55,8 @@ export function pipelineService(
         exec: {
           log: pipelineLog,
           baseEnv: { ...handlerEnv(process.env), MONITOR_BACKEND_NODE: cfg.name },
-          assets: new BackendAssets({
-            config,
-            stateDir: cfg['state-dir'],
-            log: pipelineLog.child({ component: 'assets' }),
-            node: cfg.name,
-          }).assets,
+          assets: assets.assets,
+          filterLibraries: assets.filterLibraries,
         },
       });
       await pipeline.start();

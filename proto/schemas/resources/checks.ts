@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { parseCron } from '../../cron.ts';
 import { Meta, OptStrings, OptUInt, EnvVars, Secrets, ResourceRef, Strings, UInt } from './meta.ts';
 import { HOOK_TYPE } from '../check-request.ts';
+import { MetricThresholds } from '../metric-thresholds.ts';
 import { jsSources, type JsSyntaxCheck } from './javascript.ts';
 
 export const HookList = v.object({
@@ -32,15 +33,6 @@ const AggregateName = v.pipe(
   v.string(),
   v.regex(/^[\w.:|-]+$/, 'aggregate names may only contain letters, digits, "_", ".", ":", "|" and "-"'),
 );
-
-const MetricThreshold = v.object({
-  name: v.string(),
-  tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
-  null_status: OptUInt,
-  thresholds: v.optional(
-    v.nullable(v.array(v.object({ min: v.optional(v.string()), max: v.optional(v.string()), status: UInt }))),
-  ),
-});
 
 export const METRIC_FORMATS = [
   'nagios_perfdata',
@@ -94,7 +86,7 @@ export const checkConfigSchema = (js?: JsSyntaxCheck) =>
       ),
       output_metric_handlers: OptStrings,
       output_metric_tags: v.optional(v.nullable(v.array(v.object({ name: v.string(), value: v.string() })))),
-      output_metric_thresholds: v.optional(v.nullable(v.array(MetricThreshold))),
+      output_metric_thresholds: MetricThresholds,
       env_vars: EnvVars,
       max_output_size: OptUInt,
       discard_output: v.optional(v.boolean()),
@@ -115,6 +107,10 @@ export const checkConfigSchema = (js?: JsSyntaxCheck) =>
     v.check(
       (c) => !c.ttl || c.ttl <= 0 || !c.interval || c.ttl > c.interval,
       'ttl must be greater than the interval',
+    ),
+    v.check(
+      (c) => !c.output_metric_thresholds?.length || !!c.output_metric_format,
+      'output_metric_thresholds needs an output_metric_format to extract the metrics they judge',
     ),
     v.check(
       (c) => !(c.low_flap_threshold && c.high_flap_threshold) || c.low_flap_threshold < c.high_flap_threshold,

@@ -21,12 +21,15 @@ export function backendAgents(backend: () => Backend) {
   const api = coreApi(backend);
   const agents: AgentProc[] = [];
 
-  /** An agent (with these extra arguments) connected to the backend, registered as an entity. */
-  async function agentOn(extraArgs: string[] = []): Promise<CheckAgent> {
+  /**
+   * An agent (with these extra arguments) connected to the backend, registered as an entity; `url`
+   * replaces the backend's agent URL (`wss://` for a backend with agent TLS).
+   */
+  async function agentOn(extraArgs: string[] = [], url?: string): Promise<CheckAgent> {
     const subscription = fresh('checks');
     const agent = await startAgent({
       name: fresh('checks'),
-      backendUrls: backend().agentUrl,
+      backendUrls: url ?? backend().agentUrl,
       subscriptions: [subscription],
       extraArgs,
     });

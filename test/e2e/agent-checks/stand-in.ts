@@ -6,7 +6,7 @@
  *
  * Those suites run their checks on a real backend (./backend.ts). The stand-in stays only for the
  * requests a real backend never sends: the same request twice or an older one than the last,
- * secrets (the backend has no secrets provider), malformed requests, and asset definitions the API
+ * secrets over plain ws (a real backend sends them only over wss, e2e/secrets.test.ts), malformed requests, and asset definitions the API
  * refuses to store; each use says which at the top of its suite. */
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
