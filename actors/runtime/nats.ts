@@ -17,7 +17,7 @@ import {
 import { KvStore, type StreamMsg } from './kv-store.ts';
 import { toHdrs, type Headers } from './nats-headers.ts';
 import { RequestMux } from './request-mux.ts';
-import { Slices } from './slices.ts';
+import { workSlices, type Slices } from '../../lib/slices.ts';
 
 // The connection to NATS: core request/reply and pub/sub for the mesh, JetStream streams and
 // consumers, and the KV buckets of durable actor state (their reads and writes are kv-store.ts).
@@ -64,8 +64,8 @@ class Inbound implements InboundMsg {
 
 export class NatsAdapter {
   private readonly mux: RequestMux;
-  /** Every delivery of this connection, replies included, runs through one FIFO of short slices. */
-  private readonly slices = new Slices();
+  /** Every delivery of this connection, replies included, runs in the process's slices. */
+  private readonly slices: Slices = workSlices;
   private reconnecting = false;
 
   private constructor(
@@ -136,13 +136,24 @@ export class NatsAdapter {
     onMsg: (m: InboundMsg) => void,
     opts: { queue?: string } = {},
   ): { unsubscribe(): void } {
+    // Nothing is delivered once unsubscribed, as without the slices: a shard handed off must not
+    // start a turn from a message that was still waiting for its slice.
+    let live = true;
     const sub = this.nc.subscribe(subject, {
       queue: opts.queue,
       callback: (err, m) => {
-        if (!err) this.slices.run(() => onMsg(new Inbound(m)));
+        if (!err)
+          this.slices.run(() => {
+            if (live) onMsg(new Inbound(m));
+          });
       },
     });
-    return { unsubscribe: () => sub.unsubscribe() };
+    return {
+      unsubscribe: () => {
+        live = false;
+        sub.unsubscribe();
+      },
+    };
   }
 
   /** Round trip to the server: proves the connection is alive, not just open. */

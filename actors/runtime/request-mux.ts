@@ -1,5 +1,5 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
-import type { Slices } from './slices.ts';
+import type { Slices } from '../../lib/slices.ts';
 
 // Request/reply for the NATS adapter (nats.ts). The errors a request can end with live here, where
 // they are raised, so callers (ask.ts, the KV store) tell them apart without importing the connection.

@@ -31,6 +31,7 @@ import { routeAgentEvent } from './event-route.ts';
 import { CheckSubscriptions, checkRequestFrame, subscriptionsOfEntityConfig } from './subscriptions.ts';
 import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 import { requestForAgent } from './check-secrets.ts';
+import { workSlices } from '../../lib/slices.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 const CLOSE_INVALID_PAYLOAD = 1007;
@@ -107,7 +108,12 @@ export class AgentSession {
       if (end !== undefined) this.end(end);
       else this.relay(Buffer.from(m.data));
     });
-    ws.on('message', (data, isBinary) => this.onMessage(messageBytes(data), isBinary));
+    // Frames wait for their slice like NATS deliveries (docs/architecture.md#work-in-slices): a node
+    // that just took many agents must still accept the next ones.
+    ws.on('message', (data, isBinary) => {
+      const bytes = messageBytes(data);
+      workSlices.run(() => this.onMessage(bytes, isBinary));
+    });
     ws.on('pong', () => {
       this.lastActivity = Date.now();
     });

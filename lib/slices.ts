@@ -1,14 +1,13 @@
 /**
- * Runs the work of NATS deliveries in short slices, yielding to the event loop between them
- * (docs/architecture.md#deliveries-in-slices).
+ * Runs the work of what arrives in bursts (NATS deliveries, agent frames) in short slices, yielding
+ * to the event loop between them (docs/architecture.md#work-in-slices).
  *
  * The NATS client hands over everything one socket read held, and libuv reads up to 32 chunks of
- * 64 KiB per turn of the loop, so a backlog of messages used to be handled in one synchronous burst
- * of hundreds of milliseconds. Node accepts one new connection per turn of the loop: during such
- * bursts agents reconnecting after a node left were accepted a few per second, and some waited out
- * their handshake timeout. Queued here, the deliveries run at most `sliceMs` at a time, and the loop
- * polls its sockets (accepts, HTTP requests, agent frames) between slices. Order is kept: one FIFO
- * for every subscription of the connection.
+ * 64 KiB per turn of the loop, so a backlog used to be handled in one synchronous burst of hundreds
+ * of milliseconds; agents reconnecting together each resend what they hold. Node accepts one new
+ * connection per turn of the loop: during such bursts reconnecting agents were accepted a few per
+ * second, and some waited out their handshake timeout. Queued here, the work runs at most `sliceMs`
+ * at a time, and the loop polls its sockets between slices. Order is kept: one FIFO for the process.
  */
 const DEFAULTS = {
   /** Longest stretch of deliveries before the loop gets a turn. */
@@ -36,7 +35,7 @@ export class Slices {
     setImmediate(this.drain);
   }
 
-  private readonly drain = async (): Promise<void> => {
+  private readonly drain = (): void => {
     const until = performance.now() + this.sliceMs;
     while (this.head < this.queue.length) {
       const work = this.queue[this.head]!;
@@ -49,8 +48,9 @@ export class Slices {
           throw err;
         });
       }
-      // What the work resolved (a turn's reply, a waiting ask) runs now and counts in this slice.
-      await undefined;
+      // No microtask checkpoint between deliveries: the NATS client flushes its outbound buffer at
+      // each one, and a write per delivery cost more than the work. What the deliveries resolved
+      // runs right after the slice, before the loop polls.
       if (performance.now() >= until) break;
     }
     if (this.head >= this.queue.length) {
@@ -66,3 +66,6 @@ export class Slices {
     setImmediate(this.drain);
   };
 }
+
+/** The process's one queue: NATS deliveries and agent frames share it, so neither starves the other. */
+export const workSlices = new Slices();
