@@ -256,6 +256,8 @@ test('a stash made through the legacy API shows on the stashes page, and is dele
         source: 'test',
       });
       await dialog.getByRole('button', { name: 'Close' }).click();
+      // Closing gives focus back to the opener: only then is the keyboard's next focus its own.
+      await dialog.waitFor({ state: 'hidden' });
       // Escape (from the keyboard) keeps it; confirming deletes it and says so.
       await page.getByRole('button', { name: `Delete stash ${STASH}` }).focus();
       await page.keyboard.press('Enter');
