@@ -41,12 +41,15 @@ class FailureCounter {
     this.limiter = new RateLimiterNatsKv({ ...limits, insuranceLimiter: this.memory }, shared);
   }
 
-  /** Milliseconds until `key` may try again; 0 when it may now. */
-  async blockedMs(key: string | undefined): Promise<number> {
-    if (!this.failures || key === undefined) return 0;
+  /** Milliseconds until `key` may try again (0 when it may now), and whether it has failures counted. */
+  async blockedMs(key: string | undefined): Promise<{ ms: number; counted: boolean }> {
+    if (!this.failures || key === undefined) return { ms: 0, counted: false };
     // A block made in memory while NATS was away still holds after it is back.
     const counts = await Promise.all([this.limiter.get(key), this.memory.get(key)]);
-    return Math.max(0, ...counts.map((r) => (r && r.consumedPoints >= this.failures ? r.msBeforeNext : 0)));
+    return {
+      ms: Math.max(0, ...counts.map((r) => (r && r.consumedPoints >= this.failures ? r.msBeforeNext : 0))),
+      counted: counts.some((r) => !!r && r.consumedPoints > 0),
+    };
   }
 
   /** Counts one failure; true when it was the one that blocked `key`. */
@@ -94,12 +97,18 @@ export class LoginLimits {
     this.addresses = new FailureCounter('address', opts.addressFailures, opts.addressWindowSec, shared);
   }
 
-  /** Throws LoginBlockedError while the user name or the address is blocked. */
-  async admit(who: Caller): Promise<void> {
-    const ms = Math.max(
-      ...(await Promise.all([this.users.blockedMs(who.user), this.addresses.blockedMs(who.address)])),
-    );
+  /**
+   * Throws LoginBlockedError while the user name or the address is blocked; answers whether the user
+   * name has failures counted (a success then clears them).
+   */
+  async admit(who: Caller): Promise<boolean> {
+    const [user, address] = await Promise.all([
+      this.users.blockedMs(who.user),
+      this.addresses.blockedMs(who.address),
+    ]);
+    const ms = Math.max(user.ms, address.ms);
     if (ms > 0) throw new LoginBlockedError(Math.max(1, Math.ceil(ms / 1000)));
+    return user.counted;
   }
 
   async failed(who: Caller): Promise<void> {
@@ -122,9 +131,13 @@ export class LoginLimits {
 
   /** Runs one credential check under the limits; `undefined` from `check` is a failure. */
   async check<T>(who: Caller, check: () => Promise<T | undefined>): Promise<T | undefined> {
-    await this.admit(who);
+    const userCounted = await this.admit(who);
     const result = await check();
-    await (result === undefined ? this.failed(who) : this.succeeded(who));
+    if (result === undefined) await this.failed(who);
+    // Nothing to clear when the read just made found no failure: thousands of agents reconnecting
+    // with good credentials then cost two reads each, not three (a failure counted since is left to
+    // its window, as one counted on another node would be).
+    else if (userCounted) await this.succeeded(who);
     return result;
   }
 }
