@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { Name } from '../common.ts';
+import { ProviderApiVersion, ProviderMetadata } from './provider-envelope.ts';
 import { OidcProvider, withOidcDefaults } from './oidc-provider.ts';
 
 // Authentication providers (authentication/v2), docs/compatibility.md#authentication-providers. The PUT
@@ -31,13 +31,8 @@ export type DirectoryServer = v.InferOutput<typeof Server>;
 
 export const DirectoryProvider = v.object({
   type: v.picklist(['ldap', 'ad']),
-  api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
-  metadata: v.object({
-    name: Name,
-    labels: v.optional(v.record(v.string(), v.string())),
-    annotations: v.optional(v.record(v.string(), v.string())),
-    created_by: v.optional(v.string()),
-  }),
+  api_version: ProviderApiVersion,
+  metadata: ProviderMetadata,
   spec: v.object({
     servers: v.pipe(v.array(Server), v.minLength(1, 'spec.servers needs at least one server')),
     groups_prefix: v.optional(v.string(), ''),

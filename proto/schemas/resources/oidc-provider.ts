@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { Name } from '../common.ts';
+import { ProviderApiVersion, ProviderMetadata } from './provider-envelope.ts';
 
 // The `oidc` kind of authentication provider (docs/compatibility.md#oidc): Sensu's field names. The
 // client secret is stored but never shown (docs/compatibility.md#oidc).
@@ -38,13 +38,8 @@ const Claim = (field: string) =>
 
 export const OidcProvider = v.object({
   type: v.literal('oidc'),
-  api_version: v.literal('authentication/v2', 'api_version must be authentication/v2'),
-  metadata: v.object({
-    name: Name,
-    labels: v.optional(v.record(v.string(), v.string())),
-    annotations: v.optional(v.record(v.string(), v.string())),
-    created_by: v.optional(v.string()),
-  }),
+  api_version: ProviderApiVersion,
+  metadata: ProviderMetadata,
   spec: v.object({
     client_id: v.pipe(
       v.string('spec.client_id is required and must be a string'),
