@@ -427,6 +427,7 @@ async function main(): Promise<number> {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
+  const took: { rel: string; secs: number }[] = [];
 
   const runOne = async (rel: string, alone: boolean): Promise<void> => {
     const slot = free.shift()!;
@@ -441,6 +442,7 @@ async function main(): Promise<number> {
       failed += r.failed;
       skipped += r.skipped;
       const secs = ((Date.now() - t0) / 1000).toFixed(1);
+      took.push({ rel, secs: Number(secs) });
       const line = `suite ${rel}: ${r.passed} passed, ${r.failed} failed (${secs}s)\n`;
       process.stdout.write(alone ? line : `\n=== ${rel}\n${held}${line}`);
     } finally {
@@ -467,6 +469,10 @@ async function main(): Promise<number> {
       fs.rmSync(slot.dirs, { force: true });
     }
   }
+  // The slowest suites, so a run over its time budget says where the time went.
+  const slowest = took.sort((a, b) => b.secs - a.secs).slice(0, 15);
+  if (slowest.length > 1)
+    process.stdout.write(`\nslowest suites:\n${slowest.map((t) => `  ${t.secs.toFixed(1).padStart(6)}s ${t.rel}`).join('\n')}\n`);
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(`\n${files.length} suite(s), ${skipped} skipped, ${jobs} at a time, ${secs}s\n`);
   process.stdout.write(`${passed} passed, ${failed} failed\n`);

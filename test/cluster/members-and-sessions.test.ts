@@ -184,9 +184,13 @@ test('/health shows a dead etcd member unhealthy, with its error, and the others
       },
       { timeoutMs: 20_000, what: 'the dead member is reported unhealthy' },
     );
+    // Seen dead within a 1 s budget; the living are judged on a second answer with a budget that a
+    // loaded 2-core machine meets (a healthy member once took over 1 s here while suites ran side by side).
     const dead = body.ClusterHealth.find((h: any) => h.Name === victim.name);
     assert.ok(dead.Err.length > 0, 'the error says why');
-    const others = body.ClusterHealth.filter((h: any) => h.Name !== victim.name);
+    const again = await getJson(`${b2.apiUrl}/health?timeout=10`);
+    assert.is(again.body.ClusterHealth.find((h: any) => h.Name === victim.name).Healthy, false);
+    const others = again.body.ClusterHealth.filter((h: any) => h.Name !== victim.name);
     assert.is(others.length, 2);
     for (const h of others) assert.is(h.Healthy, true, JSON.stringify(h));
   } finally {
