@@ -472,7 +472,9 @@ async function main(): Promise<number> {
   // The slowest suites, so a run over its time budget says where the time went.
   const slowest = took.sort((a, b) => b.secs - a.secs).slice(0, 15);
   if (slowest.length > 1)
-    process.stdout.write(`\nslowest suites:\n${slowest.map((t) => `  ${t.secs.toFixed(1).padStart(6)}s ${t.rel}`).join('\n')}\n`);
+    process.stdout.write(
+      `\nslowest suites:\n${slowest.map((t) => `  ${t.secs.toFixed(1).padStart(6)}s ${t.rel}`).join('\n')}\n`,
+    );
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(`\n${files.length} suite(s), ${skipped} skipped, ${jobs} at a time, ${secs}s\n`);
   process.stdout.write(`${passed} passed, ${failed} failed\n`);
