@@ -49,6 +49,11 @@ export function decodeFrame(data: Buffer): Frame {
 export const CONTENT_JSON = 'application/json';
 export const CONTENT_PROTOBUF = 'application/octet-stream';
 
+/** The payload encoding of a session: protobuf only when the agent asked for exactly it. */
+export function contentTypeForAccept(accept: string | undefined): string {
+  return accept?.trim().toLowerCase() === CONTENT_PROTOBUF ? CONTENT_PROTOBUF : CONTENT_JSON;
+}
+
 /** Payload codec of one connection. */
 export interface PayloadCodec {
   contentType: string;

@@ -23,6 +23,11 @@ export const DIST = join(ROOT, 'dist');
 
 /** dist/<name>.mjs from bin/<name>.ts. */
 const PROGRAMS = ['backend', 'agent', 'monitorctl'] as const;
+/**
+ * Modules a program starts as threads: dist/<out>.mjs, found by the program beside its own modules
+ * (the agent edge thread, docs/architecture.md#the-agent-edge-thread).
+ */
+const THREADS = [{ in: 'gateway/agents/edge/worker.ts', out: 'agent-edge' }] as const;
 const INFO_FILE = join(DIST, 'build-info.json');
 /** Read by the build itself, besides what the bundles import. */
 const EXTRA_INPUTS = [
@@ -85,7 +90,7 @@ export async function build(): Promise<string[]> {
   const proto = readFileSync(join(ROOT, 'proto/wire/monitor.proto'), 'utf8');
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: PROGRAMS.map((p) => ({ in: `bin/${p}.ts`, out: p })),
+    entryPoints: [...PROGRAMS.map((p) => ({ in: `bin/${p}.ts`, out: p })), ...THREADS],
     outdir: DIST,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import * as v from 'valibot';
 import { etcdKeys } from '../../proto/names.ts';
 import { describeIssues } from '../../proto/schemas/common.ts';
@@ -27,12 +26,18 @@ export class HandshakeError extends Error {
   }
 }
 
-const header = (req: IncomingMessage, name: string): string | undefined => {
+/** An upgrade request as the edge thread passes it on: its headers and where it came from. */
+interface HandshakeRequest {
+  headers: Record<string, string | string[] | undefined>;
+  remote: string | undefined;
+}
+
+const header = (req: HandshakeRequest, name: string): string | undefined => {
   const h = req.headers[name];
   return Array.isArray(h) ? h[0] : h;
 };
 
-function basicCredentials(req: IncomingMessage): { user: string; password: string } | undefined {
+function basicCredentials(req: HandshakeRequest): { user: string; password: string } | undefined {
   const auth = header(req, 'authorization');
   if (!auth || !/^basic /i.test(auth)) return undefined;
   const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');
@@ -46,7 +51,7 @@ function basicCredentials(req: IncomingMessage): { user: string; password: strin
  * user name or address is blocked after failures), permission (403), namespace (404). Headers are parsed once here; the session trusts the identity it returns.
  */
 export async function authenticateAgent(
-  req: IncomingMessage,
+  req: HandshakeRequest,
   config: ConfigStore,
   passwords: VerifiedCache,
   authz: Authorizer,
@@ -71,7 +76,7 @@ export async function authenticateAgent(
     // Failed passwords count per user name and address; an unknown user costs a hash like a known
     // one (docs/compatibility.md#authentication). A certificate cannot be guessed: no limit there.
     const ok = await limits
-      .check({ user: creds.user, address: req.socket.remoteAddress }, async () => {
+      .check({ user: creds.user, address: req.remote }, async () => {
         const good = stored.success
           ? await passwords.verify(password, stored.output.password_hash)
           : await verifyNothing(password);

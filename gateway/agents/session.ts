@@ -1,5 +1,4 @@
 import { isUtf8 } from 'node:buffer';
-import type { WebSocket } from 'ws';
 import * as v from 'valibot';
 import {
   encodeFrame,
@@ -9,7 +8,6 @@ import {
   ENTITY_NOT_FOUND,
   FrameError,
   jsonCodec,
-  messageBytes,
   SESSION_END_HEADER,
   type Ack,
   type PayloadCodec,
@@ -32,6 +30,7 @@ import { CheckSubscriptions, checkRequestFrame, subscriptionsOfEntityConfig } fr
 import type { CheckRequest } from '../../proto/schemas/check-request.ts';
 import { requestForAgent } from './check-secrets.ts';
 import { workSlices } from '../../lib/slices.ts';
+import type { AgentSocket } from './edge/socket.ts';
 
 /** WebSocket close codes we use: 1007 for undecodable frames (1009 for oversized ones is ws's own). */
 const CLOSE_INVALID_PAYLOAD = 1007;
@@ -84,7 +83,7 @@ export class AgentSession {
   private lastPing = 0;
 
   constructor(
-    private readonly ws: WebSocket,
+    private readonly ws: AgentSocket,
     readonly identity: AgentIdentity,
     private readonly deps: SessionDeps,
     private readonly codec: PayloadCodec = jsonCodec,
@@ -111,14 +110,13 @@ export class AgentSession {
     // Frames wait for their slice like NATS deliveries (docs/architecture.md#work-in-slices): a node
     // that just took many agents must still accept the next ones.
     ws.on('message', (data, isBinary) => {
-      const bytes = messageBytes(data);
-      workSlices.run(() => this.onMessage(bytes, isBinary));
+      workSlices.run(() => this.onMessage(data, isBinary));
     });
     ws.on('pong', () => {
       this.lastActivity = Date.now();
     });
     ws.on('error', (err) => this.log.warn('agent socket error', { error: err.message }));
-    ws.on('close', (code, reason) => this.onClose(code, reason.toString()));
+    ws.on('close', (code, reason) => this.onClose(code, reason));
     void this.sendEntityConfig();
   }
 

@@ -1,8 +1,6 @@
-import type { TLSSocket } from 'node:tls';
 import { ConfigError } from '../../proto/flags.ts';
 import type { BackendConfig } from '../../proto/schemas/backend-config.ts';
-import { readCertificates, readKeyPair, trustFailure } from '../../lib/tls.ts';
-import { HandshakeError } from './handshake.ts';
+import { readCertificates, readKeyPair } from '../../lib/tls.ts';
 
 /** TLS of the agent port: the server's own pair, and how agents' client certificates are treated. */
 export interface AgentServerTls {
@@ -48,29 +46,4 @@ export function loadAgentServerTls(cfg: TlsFlags): AgentServerTls | undefined {
     ? readCertificates('agent-trusted-ca-file', cfg['agent-trusted-ca-file']).pem
     : undefined;
   return { cert, key, ca, requireClientCert: cfg['agent-client-cert-auth'] };
-}
-
-/**
- * The user named by the agent's client certificate (its CN), or undefined when the agent sent none
- * and none is required. The TLS layer accepts any certificate so that a bad one gets an HTTP 401
- * with a reason the agent can log, instead of an opaque alert.
- */
-export function certificateUser(socket: TLSSocket, requireClientCert: boolean): string | undefined {
-  const peer = socket.getPeerCertificate();
-  const presented = !!peer && Object.keys(peer).length > 0;
-  if (!presented) {
-    if (requireClientCert) throw new HandshakeError(401, 'client certificate required');
-    return undefined;
-  }
-  if (!socket.authorized) {
-    const err = socket.authorizationError as unknown;
-    throw new HandshakeError(
-      401,
-      trustFailure(err) ?? `client certificate refused: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  const cn = peer.subject?.CN as string | string[] | undefined;
-  const user = Array.isArray(cn) ? cn[0] : cn;
-  if (!user) throw new HandshakeError(401, 'client certificate has no common name');
-  return user;
 }

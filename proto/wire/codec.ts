@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import protobuf from 'protobufjs';
 import {
   CONTENT_PROTOBUF,
+  contentTypeForAccept,
   FrameError,
   jsonCodec,
   payloadCodecFor,
@@ -124,7 +125,7 @@ export const protobufCodec: PayloadCodec = {
  * is exactly `application/octet-stream`, JSON otherwise.
  */
 export function codecForAccept(accept: string | undefined): PayloadCodec {
-  return accept?.trim().toLowerCase() === CONTENT_PROTOBUF ? protobufCodec : jsonCodec;
+  return contentTypeForAccept(accept) === CONTENT_PROTOBUF ? protobufCodec : jsonCodec;
 }
 
 /** The agent's side with protobuf loaded: the codec the backend named in its Content-Type; undefined for one we lack. */
