@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
 import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
@@ -179,6 +180,32 @@ test('frames cross both ways whole, and a close from the main thread reaches the
   assert.ok(seen.includes(`close ${edgePort} 4004 entity deleted`), seen.slice(-3).join(' | '));
   await waitFor(() => closes.length === 1, { timeoutMs: 5000, what: 'the session saw its socket close' });
   assert.equal(closes[0], [4004, 'entity deleted']);
+});
+
+test('a failed edge thread: its sockets close as lost connections, and a new one takes the port', async () => {
+  const closes: number[] = [];
+  const open = opened.filter((s) => s.readyState === s.OPEN);
+  for (const s of open) s.on('close', (code) => closes.push(code));
+  const before = opened.length;
+  // The thread's crash, as from an uncaught exception in it: there is no input that makes one.
+  await (edge as unknown as { worker: Worker }).worker.terminate();
+  await waitFor(() => closes.length === open.length, {
+    timeoutMs: 5000,
+    what: 'every session saw its socket lost',
+  });
+  assert.ok(
+    closes.every((c) => c === 1006),
+    closes.join(','),
+  );
+  // An agent tries again until the new thread listens (a second after the failure).
+  await waitFor(
+    () => {
+      if (opened.length > before) return true;
+      child!.stdin!.write(`go ${edgePort} 1\n`);
+      return false;
+    },
+    { timeoutMs: 15_000, intervalMs: 500, what: 'an agent connected to the restarted edge thread' },
+  );
 });
 
 test.run();
