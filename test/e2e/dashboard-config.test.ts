@@ -258,6 +258,10 @@ test('a stash made through the legacy API shows on the stashes page, and is dele
       await dialog.getByRole('button', { name: 'Close' }).click();
       // Closing gives focus back to the opener: only then is the keyboard's next focus its own.
       await dialog.waitFor({ state: 'hidden' });
+      const opener = page.getByRole('button', { name: `Show stash ${STASH}` });
+      await page.waitForFunction('(el) => document.activeElement === el', await opener.elementHandle(), {
+        timeout: 5000,
+      });
       // Escape (from the keyboard) keeps it; confirming deletes it and says so.
       await page.getByRole('button', { name: `Delete stash ${STASH}` }).focus();
       await page.keyboard.press('Enter');

@@ -1,6 +1,6 @@
 // @ts-check
 import { signal } from '@preact/signals';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { html } from '../html.js';
 
 /**
@@ -9,7 +9,9 @@ import { html } from '../html.js';
  */
 export function Dialog({ title, open, onClose, children, class: cls }) {
   const ref = useRef(/** @type {HTMLDialogElement | null} */ (null));
-  useEffect(() => {
+  // In the same commit as the content: with a later effect the emptied dialog stayed open (and focus
+  // stayed in it) for a frame, and the opener got its focus back only after that.
+  useLayoutEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (open && !d.open) d.showModal();
