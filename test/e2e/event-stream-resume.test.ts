@@ -5,6 +5,7 @@ import { test } from '../harness/uvu.ts';
 import * as assert from 'uvu/assert';
 import { adminAuth, startBackend, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created, fresh } from '../harness/api.ts';
+import { SseParser } from '../harness/sse.ts';
 
 // The live event stream resumes (docs/compatibility.md#live-event-stream-resumes), read with
 // node:http against a real backend: a client that comes back with `Last-Event-ID` gets `resume`,
@@ -26,7 +27,7 @@ interface Msg {
 /** One SSE response, parsed as it arrives. */
 class Sse {
   readonly messages: Msg[] = [];
-  private buf = '';
+  private readonly parser = new SseParser();
   private constructor(private readonly req: http.ClientRequest) {}
 
   static open(path: string, lastEventId?: string): Promise<Sse> {
@@ -47,25 +48,8 @@ class Sse {
   }
 
   private feed(chunk: string): void {
-    this.buf += chunk;
-    let i: number;
-    while ((i = this.buf.indexOf('\n\n')) >= 0) {
-      const block = this.buf.slice(0, i);
-      this.buf = this.buf.slice(i + 2);
-      const m: Msg = { event: 'message' };
-      let data = '';
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const at = line.indexOf(':');
-        const [k, v] = [line.slice(0, at), line.slice(at + 1).replace(/^ /, '')];
-        if (k === 'event') m.event = v;
-        else if (k === 'id') m.id = v;
-        else if (k === 'data') data += v;
-      }
-      if (m.event === 'message' && !data) continue; // a comment
-      m.json = JSON.parse(data);
-      this.messages.push(m);
-    }
+    for (const { event, id, data } of this.parser.feed(chunk))
+      this.messages.push({ event, ...(id !== undefined ? { id } : {}), json: JSON.parse(data) });
   }
 
   /** Waits for `n` messages, then gives them all. */

@@ -12,6 +12,7 @@ import {
   type Backend,
 } from '../harness/index.ts';
 import { coreApi, created, fresh, isError } from '../harness/api.ts';
+import { SseParser } from '../harness/sse.ts';
 
 // The live stream of event changes (SSE) against a real backend and agent, read with node:http:
 // puts and deletes as they are stored, an agent's keepalive, entity/check/selector filters, the
@@ -37,7 +38,7 @@ class Sse {
   readonly messages: Msg[] = [];
   comments = 0;
   ended = false;
-  private buf = '';
+  private readonly parser = new SseParser();
   private constructor(
     readonly status: number,
     readonly headers: http.IncomingHttpHeaders,
@@ -78,35 +79,16 @@ class Sse {
   }
 
   private feed(chunk: string): void {
-    this.buf += chunk;
-    let i: number;
-    while ((i = this.buf.indexOf('\n\n')) >= 0) {
-      const block = this.buf.slice(0, i);
-      this.buf = this.buf.slice(i + 2);
-      const m: Msg = { event: 'message', data: '' };
-      const data: string[] = [];
-      let comment = true;
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        comment = false;
-        const [k, ...rest] = line.split(':');
-        const v = rest.join(':').replace(/^ /, '');
-        if (k === 'event') m.event = v;
-        else if (k === 'id') m.id = v;
-        else if (k === 'data') data.push(v);
-      }
-      if (comment) {
-        this.comments++;
-        continue;
-      }
-      m.data = data.join('\n');
+    for (const { event, id, data } of this.parser.feed(chunk)) {
+      const m: Msg = { event, data, ...(id !== undefined ? { id } : {}) };
       try {
-        m.json = JSON.parse(m.data);
+        m.json = JSON.parse(data);
       } catch {
         /* not JSON */
       }
       this.messages.push(m);
     }
+    this.comments = this.parser.comments;
   }
 
   /** The first message (from `from` on) that `ok` accepts. */
