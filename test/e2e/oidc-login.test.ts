@@ -55,14 +55,19 @@ const jwtPayload = (token: string) =>
  * A browser's way to our callback: our authorize route, the provider's login form (filled in as
  * `user`), and back; stops before the callback. `tamper` rewrites the provider's authorization URL.
  */
-async function toCallback(user: keyof typeof OIDC_USERS, tamper?: (u: URL) => void, b = new Browser()) {
+async function toCallback(
+  user: keyof typeof OIDC_USERS,
+  tamper?: (u: URL) => void,
+  b = new Browser(),
+  providerName = 'corp',
+) {
   const rewrite = (u: URL) => {
     if (!tamper || u.origin !== idp.issuer || u.pathname !== '/auth') return u;
     const copy = new URL(u);
     tamper(copy);
     return copy;
   };
-  const toForm = await b.follow(api(`${OIDC}/authorize?provider=corp`), {
+  const toForm = await b.follow(api(`${OIDC}/authorize?provider=${providerName}`), {
     rewrite,
     stopAt: (u) => u.pathname.startsWith('/interaction/'),
   });
@@ -260,6 +265,29 @@ test('a tampered PKCE code challenge makes the provider refuse our verifier: inv
   const bad = await refused(browser, callback);
   assert.is(bad.status, 401, JSON.stringify(bad.body));
   assert.match(bad.body.message, /invalid_grant/);
+});
+
+test('an ID token signed with a key the provider does not publish is refused with 401', async () => {
+  // A provider configured afresh fetches the key set at its first login: here, one with a decoy key
+  // under the signing key's kid (test/fixtures/oidc-provider.ts).
+  const res = await put('forged', { ...provider(), metadata: { name: 'forged' } });
+  assert.is(res.status, 200, JSON.stringify(res.body));
+  const decoy = (body: string) =>
+    fetch(`${idp.issuer}/test/decoy-jwks`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+  assert.is((await decoy('')).status, 204);
+  try {
+    const { browser, callback } = await toCallback('alice', undefined, new Browser(), 'forged');
+    const bad = await refused(browser, callback);
+    assert.is(bad.status, 401, JSON.stringify(bad.body));
+    assert.match(bad.body.message, /OIDC login with "forged" failed: .*signature/i);
+    assert.not.ok('access_token' in bad.body);
+  } finally {
+    await decoy('off');
+  }
 });
 
 test('a browser (Accept: text/html) refused at the callback is sent to the sign-in page with the message', async () => {
