@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ADMIN, adminAuth, startBackend, tempDir, waitFor, type Backend } from '../harness/index.ts';
 import { coreApi, created } from '../harness/api.ts';
 import { launchBrowser, openDashboard, seriousViolations, signIn, withShot } from '../harness/browser.ts';
+import { startTcpCut } from '../harness/tcp-cut.ts';
 import { backendAgents, type CheckAgent } from './agent-checks/backend.ts';
 
 // The events pages in a real Chromium against a real backend and a real agent: the agent's keepalive
@@ -188,6 +189,66 @@ test('a check run by the agent turns critical on the open page, without a reload
     publish: false,
     subscriptions: [agent.subscription],
   });
+});
+
+test('a stream that drops resumes from its last event id: the missed change shows, without listing again', async () => {
+  await post('resume-a', 'c', 0, 'before the cut');
+  await listed('resume-a', 'c', 0);
+  // The page talks to the backend through a relay whose connections the test cuts.
+  const relay = await startTcpCut(backend.apiUrl);
+  const o = await openDashboard(browser, relay.url);
+  page = o.page;
+  try {
+    await withShot(
+      () => page,
+      'stream resume',
+      async () => {
+        const p = o.page;
+        await signIn(p, ADMIN.username, ADMIN.password);
+        await p.goto(`${relay.url}/#/events?entity=resume-`);
+        await statusIs(p, 'resume-a', 'c', 'passing');
+        const live = p.locator('header .live');
+        const liveIs = (want: boolean, what: string) =>
+          waitFor(async () => ((await live.getAttribute('aria-label')) === 'Live updates: live') === want, {
+            timeoutMs: 10_000,
+            what,
+          });
+        await liveIs(true, 'the stream live');
+        const lists: string[] = [];
+        const streams: (string | undefined)[] = [];
+        p.on('request', (r) => {
+          const u = new URL(r.url());
+          if (u.pathname.endsWith('/events/stream')) streams.push(r.headers()['last-event-id']);
+          // A list, not the counts (limit=0) the page asks for after changes.
+          else if (u.pathname.startsWith('/api/dashboard/v1/') && u.searchParams.get('limit') !== '0')
+            lists.push(r.url());
+        });
+        // An outage: the change happens while the page cannot reach the backend.
+        relay.hold(true);
+        assert.ok(relay.cutAll() > 0, 'the stream had a connection to cut');
+        await liveIs(false, 'the stream seen down');
+        await post('resume-a', 'c', 2, 'during the cut');
+        await listed('resume-a', 'c', 2);
+        relay.hold(false);
+        await statusIs(p, 'resume-a', 'c', 'critical', 20_000);
+        await liveIs(true, 'the stream live again');
+        assert.ok(streams.length > 0, 'the page opened the stream again');
+        const resumed = streams[0];
+        assert.ok(
+          resumed !== undefined && /^\d+$/.test(resumed),
+          `Last-Event-ID sent: ${JSON.stringify(streams)}`,
+        );
+        assert.equal(lists, [], 'no list request: the missed change came from the replay');
+        assert.equal(
+          o.errors.filter((e) => !/Failed to fetch|network|ERR_/i.test(e)),
+          [],
+        );
+      },
+    );
+  } finally {
+    await o.context.close();
+    await relay.close();
+  }
 });
 
 test('filters, sort and namespace come from the URL and survive a reload; count links filter', async () => {
