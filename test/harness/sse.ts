@@ -1,5 +1,5 @@
 /** One message of a `text/event-stream`: its event name (`message` unless named), id and data lines joined. */
-export interface SseMessage {
+interface SseMessage {
   event: string;
   id?: string;
   data: string;

@@ -6,7 +6,7 @@ import { freePort } from './ports.ts';
  * A TCP relay on a free loopback port to `target`, whose connections the test can cut at once, as
  * a network failure would: for what must survive a dropped connection (a live stream's resume).
  */
-export interface TcpCut {
+interface TcpCut {
   url: string;
   /** Destroys every connection relayed so far; new ones are relayed again unless held. */
   cutAll(): number;
