@@ -60,16 +60,7 @@ export class AgentGateway {
         port: this.opts.port,
         node: this.opts.node,
         closeGraceMs: DEFAULTS.closeGraceMs,
-        ...(tls
-          ? {
-              tls: {
-                cert: tls.cert,
-                key: tls.key,
-                ...(tls.ca ? { ca: tls.ca } : {}),
-                requireClientCert: tls.requireClientCert,
-              },
-            }
-          : {}),
+        ...(tls ? { tls } : {}),
       },
       {
         hello: (h) => void this.hello(h),

@@ -1,3 +1,5 @@
+import type { AgentServerTls } from '../tls.ts';
+
 /**
  * What the agent edge thread and the node's main thread say to each other
  * (docs/architecture.md#the-agent-edge-thread). The edge owns the agent port's sockets: TLS, HTTP,
@@ -11,7 +13,7 @@ export interface EdgeOptions {
   port: number;
   /** The node's name, sent to agents in the `Backend-ID` header. */
   node: string;
-  tls?: { cert: string; key: string; ca?: string; requireClientCert: boolean };
+  tls?: AgentServerTls;
   /** Sockets left open this long after `drain` asked them to close are cut. */
   closeGraceMs: number;
 }

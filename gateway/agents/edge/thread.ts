@@ -2,16 +2,11 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Batcher, type CertVerdict, type EdgeCommand, type EdgeEvent, type EdgeOptions } from './protocol.ts';
+import { Batcher, type EdgeCommand, type EdgeEvent, type EdgeOptions } from './protocol.ts';
 import { EdgeSocket } from './socket.ts';
 
 /** An upgrade request waiting for the main thread's answer. */
-export interface Hello {
-  id: number;
-  headers: Record<string, string | string[] | undefined>;
-  remote: string | undefined;
-  cert?: CertVerdict;
-}
+export type Hello = Extract<EdgeEvent, { t: 'hello' }>;
 
 interface EdgeHandlers {
   hello(h: Hello): void;
