@@ -10,6 +10,7 @@ import { coreApi, created } from '../harness/api.ts';
 import { launchBrowser, openDashboard, seriousViolations, signIn, withShot } from '../harness/browser.ts';
 import { startTcpCut } from '../harness/tcp-cut.ts';
 import { backendAgents, type CheckAgent } from './agent-checks/backend.ts';
+import { notice, row, rowsAre, shownRows, statusIs } from './dashboard-events/page.ts';
 
 // The events pages in a real Chromium against a real backend and a real agent: the agent's keepalive
 // on the list; a check the agent runs turning critical live; filters, sort and namespace from the
@@ -57,44 +58,6 @@ async function onPage(name: string, hash: string, body: (o: Opened) => Promise<v
     await o.context.close();
   }
 }
-
-/** `entity/check` of the rows the table shows, top to bottom. */
-const shownRows = (p: Page) =>
-  p.evaluate(() =>
-    [...document.querySelectorAll('.grid tbody tr:not(.spacer)')].map((tr) =>
-      [...tr.querySelectorAll('a')].map((a) => a.textContent?.trim()).join('/'),
-    ),
-  );
-
-/** Waits until the table shows exactly `want` (in order). */
-async function rowsAre(p: Page, want: string[], what: string): Promise<void> {
-  let last: string[] = [];
-  await waitFor(
-    async () => {
-      last = await shownRows(p);
-      return JSON.stringify(last) === JSON.stringify(want);
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: `${what}: rows ${JSON.stringify(want)}` },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; shown: ${JSON.stringify(last)}`);
-  });
-}
-
-/** The row of `entity/check`. */
-const row = (p: Page, entity: string, check: string) =>
-  p
-    .locator('.grid tbody tr')
-    .filter({ has: p.getByRole('link', { name: entity, exact: true }) })
-    .filter({
-      has: p.getByRole('link', { name: check, exact: true }),
-    });
-
-/** The status word of a row's badge, once it is `status`. */
-async function statusIs(p: Page, entity: string, check: string, status: string, timeoutMs = 10_000) {
-  await row(p, entity, check).locator(`.badge.status-${status}`).waitFor({ timeout: timeoutMs });
-}
-
-const notice = (p: Page, text: string | RegExp) => p.locator('.notice', { hasText: text }).waitFor();
 
 async function post(entity: string, check: string, status: number, output: string, labels?: object) {
   created(
